@@ -1,30 +1,47 @@
-# The front door. `make run` and `make test` work on a fresh machine: they install what
-# is needed (npm packages from the committed lockfile), generate, build, then run.
+# The front door. `make run` and `make test` work on a fresh machine: they install what is
+# needed (npm packages from the committed lockfile), build, then run.
 SHELL := /bin/bash
 export npm_config_nodedir ?= /usr
 NPM_STAMP := node_modules/.install-stamp
+BUF := node_modules/.bin/buf
 
-.PHONY: install generate build test run bench lint clean check-generated
+.PHONY: install generate build test run bench lint check-generated baseline clean
 
 install: $(NPM_STAMP)
 
-# `npm ci` fails on this platform (lockfile lacks other platforms' optional binaries):
-# `npm install` against the committed lockfile leaves it unchanged.
+# `npm ci` fails on this platform (the lockfile lacks other platforms' optional binaries):
+# `npm install` against the committed lockfile installs the same versions and leaves it unchanged.
 $(NPM_STAMP): package.json package-lock.json
 	npm install --no-audit --no-fund
 	@touch $@
 
+# proto/ → gen/ (ts-proto) and the descriptor image the gateway compiles its routes from.
+generate: install
+	$(BUF) generate
+	$(BUF) generate --template buf.gen.test.yaml
+	$(BUF) build proto -o gen/forecast.binpb
+	$(BUF) build test/proto -o test/gen/testing.binpb
+
+# Freeze the released v1 contract: `buf breaking` compares every later change against it.
+baseline: install
+	$(BUF) build proto -o proto/baseline/forecast-v1.binpb
+
 build: install
 	npx tsc -p tsconfig.json
 
-test: build
+check-generated: install
+	scripts/check-generated.sh
+
+lint: check-generated
+
+test: build check-generated
 	node scripts/run-tests.js
 
 run: build
-	node bin/forecast.js serve
+	node bin/forecast.js serve --init-local-account
 
 bench: build
-	@echo "no benchmarks yet"
+	node dist/bench/run-all.js
 
 clean:
 	rm -rf dist

@@ -1,0 +1,11 @@
+/** `make bench`: every benchmark in turn; each prints its own numbers. */
+import { runTransportBench } from './transport';
+
+async function main(): Promise<void> {
+  await runTransportBench();
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,83 @@
+/**
+ * Transport overhead benchmark (issue: foundation). GetEntity over the real REST gateway and
+ * gRPC server, beside a bare Express handler and a bare grpc-js handler that return the same
+ * bytes; prints requests/s, p50/p99 and the ratio of each protocol to its bare counterpart
+ * (target ≥ 0.70). Every server runs alone in its own process; the load generator is this one.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { closedLoop, grpcCaller, httpGetter, printTable, type LoadResult } from './load';
+import { GetEntityRequest } from '../gen/forecast/v1/entity_service.pb';
+
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
+
+async function spawnServer(kind: string, bytesFile?: string): Promise<{ child: ChildProcess; info: any }> {
+  const child = spawn(process.execPath, [join(__dirname, 'transport-servers.js'), kind, ...(bytesFile ? [bytesFile] : [])], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const line = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout! }).once('line', resolve);
+    child.once('exit', (code) => reject(new Error(`${kind} server exited with ${code}`)));
+  });
+  return { child, info: JSON.parse(line) };
+}
+
+function stop(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+    setTimeout(() => child.kill('SIGKILL'), 5000).unref();
+  });
+}
+
+export async function runTransportBench(): Promise<LoadResult[]> {
+  const opts = { concurrency: CONCURRENCY, seconds: SECONDS };
+  const results: LoadResult[] = [];
+  const request = Buffer.from(GetEntityRequest.encode({ entity: 'store:berlin' }).finish());
+
+  const svc = await spawnServer('service');
+  const auth = { authorization: `Bearer ${svc.info.key}` };
+  const url = `http://127.0.0.1:${svc.info.http}/v1/entities/store:berlin`;
+  const json = await (await fetch(url, { headers: auth })).text();
+  const caller = grpcCaller(`127.0.0.1:${svc.info.grpc}`, '/forecast.v1.EntityService/GetEntity', request, auth);
+  const protoBytes = await new Promise<Buffer>((resolve, reject) => {
+    const c = new (require('@grpc/grpc-js').Client)(`127.0.0.1:${svc.info.grpc}`, require('@grpc/grpc-js').credentials.createInsecure());
+    const md = new (require('@grpc/grpc-js').Metadata)();
+    md.set('authorization', auth.authorization);
+    c.makeUnaryRequest('/forecast.v1.EntityService/GetEntity', (b: Buffer) => b, (b: Buffer) => b, request, md, (err: Error | null, res: Buffer) => {
+      c.close();
+      if (err) reject(err);
+      else resolve(res);
+    });
+  });
+  results.push(await closedLoop('REST  GetEntity (service)', httpGetter(url, auth, CONCURRENCY), opts));
+  results.push(await closedLoop('gRPC  GetEntity (service)', caller.fire, opts));
+  caller.close();
+  await stop(svc.child);
+
+  const bytesFile = join(mkdtempSync(join(tmpdir(), 'forecast-bench-')), 'bytes.json');
+  writeFileSync(bytesFile, JSON.stringify({ json, proto: protoBytes.toString('base64') }));
+  const bareHttp = await spawnServer('express', bytesFile);
+  results.push(await closedLoop('REST  bare Express, same bytes', httpGetter(`http://127.0.0.1:${bareHttp.info.http}/v1/entities/store:berlin`, auth, CONCURRENCY), opts));
+  await stop(bareHttp.child);
+  const bareGrpc = await spawnServer('grpc', bytesFile);
+  const bareCaller = grpcCaller(`127.0.0.1:${bareGrpc.info.grpc}`, '/forecast.v1.EntityService/GetEntity', request, auth);
+  results.push(await closedLoop('gRPC  bare grpc-js, same bytes', bareCaller.fire, opts));
+  bareCaller.close();
+  await stop(bareGrpc.child);
+
+  console.log(`\nTransport: GetEntity, ${CONCURRENCY} concurrent clients, ${SECONDS} s per server, response ${json.length} B JSON / ${protoBytes.length} B protobuf`);
+  printTable(results);
+  const [restSvc, grpcSvc, restBare, grpcBare] = results;
+  console.log(`ratio REST/bare Express: ${(restSvc.rps / restBare.rps).toFixed(2)}   ratio gRPC/bare grpc-js: ${(grpcSvc.rps / grpcBare.rps).toFixed(2)}   (target ≥ 0.70)`);
+  return results;
+}
+
+if (require.main === module) {
+  runTransportBench().catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });
+}

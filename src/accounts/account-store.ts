@@ -1,0 +1,137 @@
+/** Storage of accounts and API keys. Every query is scoped by account where a tenant is known. */
+import type { Clock } from '../clock';
+import { newId } from '../ids';
+import type { Database, Queryable } from '../store/database';
+import { generateApiKey, hashApiKey, DISPLAY_PREFIX_LENGTH } from './api-key';
+import { DEFAULT_SCOPES, type Scope, type Tier } from './tiers';
+import { ServiceError } from '../rpc/errors';
+
+export interface AccountRow {
+  id: string;
+  email: string | null;
+  tier: Tier;
+  createTime: number;
+}
+
+export interface KeyRow {
+  id: string;
+  accountId: string;
+  prefix: string;
+  scopes: Scope[];
+  name: string;
+  createTime: number;
+  expireTime: number | null;
+  revokeTime: number | null;
+}
+
+/** A key as returned once at creation: the secret plus its record. */
+export interface CreatedKey {
+  apiKey: string;
+  key: KeyRow;
+}
+
+export class AccountStore {
+  constructor(
+    private readonly database: Database,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Create an account with a first key. Email, when given, must be unused (409 `already_exists`). */
+  async createAccount(tier: Tier, email: string | null, scopes: readonly Scope[] = DEFAULT_SCOPES): Promise<{ account: AccountRow; created: CreatedKey }> {
+    return this.database.transaction(async (trx) => {
+      if (email !== null) {
+        const taken = await trx.selectFrom('accounts').select('id').where('email', '=', email).executeTakeFirst();
+        if (taken) throw new ServiceError('already_exists', `an account with email ${JSON.stringify(email)} already exists`, { field: 'email' });
+      }
+      const account: AccountRow = { id: newId('acct', this.clock), email, tier, createTime: this.clock.now() };
+      await trx.insertInto('accounts').values({ id: account.id, email, tier, create_time: account.createTime }).execute();
+      const created = await this.insertKey(trx, account.id, scopes, null, 'default');
+      return { account, created };
+    });
+  }
+
+  /** Create a key for an account. */
+  async createKey(accountId: string, scopes: readonly Scope[], expireTime: number | null, name = ''): Promise<CreatedKey> {
+    return this.insertKey(this.database.db, accountId, scopes, expireTime, name);
+  }
+
+  private async insertKey(q: Queryable, accountId: string, scopes: readonly Scope[], expireTime: number | null, name: string): Promise<CreatedKey> {
+    const apiKey = generateApiKey();
+    const key: KeyRow = {
+      id: newId('key', this.clock),
+      accountId,
+      prefix: apiKey.slice(0, DISPLAY_PREFIX_LENGTH),
+      scopes: [...scopes],
+      name,
+      createTime: this.clock.now(),
+      expireTime,
+      revokeTime: null,
+    };
+    await q
+      .insertInto('api_keys')
+      .values({
+        id: key.id,
+        account_id: accountId,
+        hash: hashApiKey(apiKey),
+        prefix: key.prefix,
+        scopes: key.scopes.join(' '),
+        name,
+        create_time: key.createTime,
+        expire_time: expireTime,
+        revoke_time: null,
+      })
+      .execute();
+    return { apiKey, key };
+  }
+
+  /** Revoke a key of the account now; false when no such key (of that account) exists. */
+  async revokeKey(accountId: string, keyId: string): Promise<boolean> {
+    const res = await this.database.db
+      .updateTable('api_keys')
+      .set({ revoke_time: this.clock.now() })
+      .where('account_id', '=', accountId)
+      .where('id', '=', keyId)
+      .where('revoke_time', 'is', null)
+      .executeTakeFirst();
+    return Number(res.numUpdatedRows) > 0;
+  }
+
+  /** Find the key with this hash together with its account (no validity checks). */
+  async findByKeyHash(hash: string): Promise<{ account: AccountRow; key: KeyRow } | undefined> {
+    const row = await this.database.db
+      .selectFrom('api_keys as k')
+      .innerJoin('accounts as a', 'a.id', 'k.account_id')
+      .select(['k.id', 'k.account_id', 'k.prefix', 'k.scopes', 'k.name', 'k.create_time', 'k.expire_time', 'k.revoke_time', 'a.email', 'a.tier', 'a.create_time as account_create_time'])
+      .where('k.hash', '=', hash)
+      .executeTakeFirst();
+    if (!row) return undefined;
+    return {
+      account: { id: row.account_id, email: row.email, tier: row.tier as Tier, createTime: row.account_create_time },
+      key: {
+        id: row.id,
+        accountId: row.account_id,
+        prefix: row.prefix,
+        scopes: row.scopes.split(' ').filter(Boolean) as Scope[],
+        name: row.name,
+        createTime: row.create_time,
+        expireTime: row.expire_time,
+        revokeTime: row.revoke_time,
+      },
+    };
+  }
+
+  async getAccount(id: string): Promise<AccountRow | undefined> {
+    const row = await this.database.db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst();
+    return row ? { id: row.id, email: row.email, tier: row.tier as Tier, createTime: row.create_time } : undefined;
+  }
+
+  async firstAccount(): Promise<AccountRow | undefined> {
+    const row = await this.database.db.selectFrom('accounts').selectAll().orderBy('create_time').orderBy('id').limit(1).executeTakeFirst();
+    return row ? { id: row.id, email: row.email, tier: row.tier as Tier, createTime: row.create_time } : undefined;
+  }
+
+  async setTier(id: string, tier: Tier): Promise<boolean> {
+    const res = await this.database.db.updateTable('accounts').set({ tier }).where('id', '=', id).executeTakeFirst();
+    return Number(res.numUpdatedRows) > 0;
+  }
+}

@@ -1,0 +1,41 @@
+/** A small, strict argument parser for the CLI: `--name value`, `--flag`, positionals. */
+
+export interface ParsedArgs {
+  readonly positionals: string[];
+  readonly options: Map<string, string | true>;
+}
+
+/** Parse argv; `flags` are the options that take no value. Unknown options are kept for the command to judge. */
+export function parseArgs(argv: readonly string[], flags: readonly string[] = []): ParsedArgs {
+  const positionals: string[] = [];
+  const options = new Map<string, string | true>();
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (!a.startsWith('--')) {
+      positionals.push(a);
+      continue;
+    }
+    const eq = a.indexOf('=');
+    const name = a.slice(2, eq === -1 ? undefined : eq);
+    if (eq !== -1) options.set(name, a.slice(eq + 1));
+    else if (flags.includes(name)) options.set(name, true);
+    else if (i + 1 < argv.length) options.set(name, argv[++i]);
+    else throw new UsageError(`--${name} needs a value`);
+  }
+  return { positionals, options };
+}
+
+/** A usage mistake: printed without a stack, exit code 2. */
+export class UsageError extends Error {}
+
+/** The string value of an option, or undefined; throws if it was given as a bare flag. */
+export function optionValue(args: ParsedArgs, name: string): string | undefined {
+  const v = args.options.get(name);
+  if (v === true) throw new UsageError(`--${name} needs a value`);
+  return v;
+}
+
+/** Refuse options the command does not know. */
+export function allowOnly(args: ParsedArgs, known: readonly string[]): void {
+  for (const name of args.options.keys()) if (!known.includes(name)) throw new UsageError(`unknown option --${name}`);
+}

@@ -1,0 +1,143 @@
+/**
+ * The `forecast` operator CLI: `serve`, `accounts create|set-tier`, `keys create|revoke`,
+ * `evaluate`. Every command honours `DATABASE_URL` (and the rest of the environment config).
+ */
+import { AccountStore } from '../accounts/account-store';
+import { DEFAULT_SCOPES, isScope, isTier, SCOPES, type Scope } from '../accounts/tiers';
+import { systemClock } from '../clock';
+import { loadConfig } from '../config';
+import { openDatabase } from '../store/database';
+import { allowOnly, optionValue, parseArgs, UsageError, type ParsedArgs } from './args';
+import { serveCommand } from './serve';
+
+const USAGE = `usage: forecast <command> [options]
+
+  serve [--init-local-account]          start the gRPC server and REST gateway
+  accounts create --tier free|pro|enterprise [--email E] [--json]
+  accounts set-tier --account ACCT --tier free|pro|enterprise
+  keys create --account ACCT [--scopes a,b] [--expires-in-days N] [--name N] [--json]
+  keys revoke --account ACCT --key KEY_ID
+  evaluate --data FILE.jsonl [--models LIST] [--level 95] [--json] [--limit N]
+
+Environment: DATABASE_URL (default sqlite:./data/forecast.db), HTTP_PORT (8080), GRPC_PORT (50051),
+HOST (127.0.0.1), LOG_LEVEL (info).`;
+
+/** Run the CLI; resolves the exit code. */
+export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const [command, sub, ...rest] = argv;
+  try {
+    switch (command) {
+      case 'serve':
+        return await serveCommand(parseArgs(argv.slice(1), ['init-local-account']), loadConfig(env));
+      case 'accounts':
+        return await accountsCommand(sub, parseArgs(rest, ['json']), env);
+      case 'keys':
+        return await keysCommand(sub, parseArgs(rest, ['json']), env);
+      case 'evaluate': {
+        // eslint-disable-next-line @typescript-eslint/no-require-imports
+        const { evaluateCommand } = require('./evaluate') as { evaluateCommand(argv: string[]): Promise<number> };
+        return await evaluateCommand(argv.slice(1));
+      }
+      case undefined:
+      case 'help':
+      case '--help':
+      case '-h':
+        process.stdout.write(USAGE + '\n');
+        return command === undefined ? 2 : 0;
+      default:
+        throw new UsageError(`unknown command ${JSON.stringify(command)}`);
+    }
+  } catch (err) {
+    if (err instanceof UsageError) {
+      process.stderr.write(`forecast: ${err.message}\n\n${USAGE}\n`);
+      return 2;
+    }
+    process.stderr.write(`forecast: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 1;
+  }
+}
+
+async function withAccounts<T>(env: NodeJS.ProcessEnv, fn: (store: AccountStore) => Promise<T>): Promise<T> {
+  const database = await openDatabase(loadConfig(env).databaseUrl);
+  try {
+    return await fn(new AccountStore(database, systemClock));
+  } finally {
+    await database.close();
+  }
+}
+
+function requiredOption(args: ParsedArgs, name: string): string {
+  const v = optionValue(args, name);
+  if (!v) throw new UsageError(`--${name} is required`);
+  return v;
+}
+
+function tierOption(args: ParsedArgs) {
+  const tier = requiredOption(args, 'tier');
+  if (!isTier(tier)) throw new UsageError(`--tier must be free, pro or enterprise, got ${tier}`);
+  return tier;
+}
+
+async function accountsCommand(sub: string | undefined, args: ParsedArgs, env: NodeJS.ProcessEnv): Promise<number> {
+  if (sub === 'create') {
+    allowOnly(args, ['tier', 'email', 'json']);
+    const tier = tierOption(args);
+    const email = optionValue(args, 'email') ?? null;
+    const { account, created } = await withAccounts(env, (s) => s.createAccount(tier, email));
+    if (args.options.get('json')) {
+      process.stdout.write(JSON.stringify({ account_id: account.id, api_key: created.apiKey, key_id: created.key.id, tier }) + '\n');
+    } else {
+      process.stdout.write(`account ${account.id} (${tier})\napi key (shown once): ${created.apiKey}\n`);
+    }
+    return 0;
+  }
+  if (sub === 'set-tier') {
+    allowOnly(args, ['account', 'tier']);
+    const account = requiredOption(args, 'account');
+    const tier = tierOption(args);
+    const ok = await withAccounts(env, (s) => s.setTier(account, tier));
+    if (!ok) throw new Error(`no account ${account}`);
+    process.stdout.write(`account ${account} is now ${tier}\n`);
+    return 0;
+  }
+  throw new UsageError(`accounts needs a subcommand: create or set-tier`);
+}
+
+async function keysCommand(sub: string | undefined, args: ParsedArgs, env: NodeJS.ProcessEnv): Promise<number> {
+  if (sub === 'create') {
+    allowOnly(args, ['account', 'scopes', 'expires-in-days', 'name', 'json']);
+    const account = requiredOption(args, 'account');
+    const scopesText = optionValue(args, 'scopes');
+    const scopes: Scope[] = scopesText ? scopesText.split(',').map((s) => s.trim()).filter(Boolean) as Scope[] : [...DEFAULT_SCOPES];
+    for (const s of scopes) if (!isScope(s)) throw new UsageError(`unknown scope ${s}; scopes are ${SCOPES.join(', ')}`);
+    const days = optionValue(args, 'expires-in-days');
+    const expireTime = days === undefined ? null : systemClock.now() + Number(days) * 86_400_000;
+    if (days !== undefined && !(Number(days) > 0)) throw new UsageError('--expires-in-days must be a positive number');
+    const created = await withAccounts(env, async (s) => {
+      if (!(await s.getAccount(account))) throw new Error(`no account ${account}`);
+      return s.createKey(account, scopes, expireTime, optionValue(args, 'name') ?? '');
+    });
+    if (args.options.get('json')) {
+      process.stdout.write(JSON.stringify({ account_id: account, key_id: created.key.id, api_key: created.apiKey, scopes }) + '\n');
+    } else {
+      process.stdout.write(`key ${created.key.id} for ${account}\napi key (shown once): ${created.apiKey}\n`);
+    }
+    return 0;
+  }
+  if (sub === 'revoke') {
+    allowOnly(args, ['account', 'key']);
+    const account = requiredOption(args, 'account');
+    const key = requiredOption(args, 'key');
+    const ok = await withAccounts(env, (s) => s.revokeKey(account, key));
+    if (!ok) throw new Error(`no active key ${key} for account ${account}`);
+    process.stdout.write(`key ${key} revoked\n`);
+    return 0;
+  }
+  throw new UsageError(`keys needs a subcommand: create or revoke`);
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).then((code) => {
+    if (code !== 0 || process.argv[2] !== 'serve') process.exitCode = code;
+  });
+}

@@ -1,0 +1,46 @@
+/** `forecast serve`: start both servers; with `--init-local-account`, make a first account and print its key. */
+import { startService } from '../service';
+import type { Config } from '../config';
+import { allowOnly, type ParsedArgs } from './args';
+
+export async function serveCommand(args: ParsedArgs, config: Config): Promise<number> {
+  allowOnly(args, ['init-local-account']);
+  const service = await startService(config);
+  const base = `http://${config.host}:${service.httpPort}`;
+  const out: string[] = [
+    `forecast service running`,
+    `  REST  ${base}/v1/   (database ${config.databaseUrl})`,
+    `  gRPC  ${config.host}:${service.grpcPort}   (reflection and grpc.health.v1 enabled)`,
+  ];
+  if (args.options.get('init-local-account')) {
+    const existing = await service.ctx.accounts.firstAccount();
+    if (!existing) {
+      const { account, created } = await service.ctx.accounts.createAccount('enterprise', 'local@localhost');
+      out.push(
+        ``,
+        `Created local account ${account.id} (enterprise tier). Its API key, shown once:`,
+        ``,
+        `  export FORECAST_KEY=${created.apiKey}`,
+        ``,
+        `Try:`,
+        `  curl -s -H "Authorization: Bearer $FORECAST_KEY" ${base}/v1/account`,
+        `  curl -s -H "Authorization: Bearer $FORECAST_KEY" ${base}/v1/entities`,
+        `  grpcurl -plaintext -H "authorization: Bearer $FORECAST_KEY" ${config.host}:${service.grpcPort} forecast.v1.AccountService/GetAccount`,
+      );
+    } else {
+      out.push(
+        ``,
+        `Local account ${existing.id} exists (its key was printed on first start). A new key:`,
+        `  DATABASE_URL=${config.databaseUrl} npx forecast keys create --account ${existing.id}`,
+      );
+    }
+  }
+  process.stdout.write(out.join('\n') + '\n');
+  const shutdown = (signal: string) => {
+    process.stdout.write(`${signal}: draining in-flight calls…\n`);
+    service.stop().then(() => process.exit(0));
+  };
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+  process.once('SIGINT', () => shutdown('SIGINT'));
+  return 0;
+}

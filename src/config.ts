@@ -1,0 +1,57 @@
+/**
+ * Configuration, read once from the environment into a typed object (STYLE 9). Loaders take
+ * `env` as a parameter so tests inject their own.
+ */
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
+
+export interface Config {
+  /** REST gateway port (`HTTP_PORT`, default 8080; 0 = any free port). */
+  readonly httpPort: number;
+  /** gRPC port (`GRPC_PORT`, default 50051; 0 = any free port). */
+  readonly grpcPort: number;
+  /** Address both servers bind (`HOST`, default 127.0.0.1; `0.0.0.0` to serve other hosts). */
+  readonly host: string;
+  /** `sqlite:PATH` (default `sqlite:./data/forecast.db`) or `postgres://…` (`DATABASE_URL`). */
+  readonly databaseUrl: string;
+  /** `LOG_LEVEL`: debug, info (default), warn, error, silent. */
+  readonly logLevel: LogLevel;
+  /** Milliseconds to drain in-flight calls on SIGTERM before forcing (`SHUTDOWN_GRACE_MS`, default 10000). */
+  readonly shutdownGraceMs: number;
+  /** Maximum JSON body in bytes (`MAX_BODY_BYTES`, default 1 MiB, API.md section 12). */
+  readonly maxBodyBytes: number;
+  /** Maximum gRPC message in bytes (4 MiB, API.md section 12). */
+  readonly maxGrpcMessageBytes: number;
+  /** Public base URL used in links (`PUBLIC_BASE_URL`, default `http://HOST:HTTP_PORT`). */
+  readonly publicBaseUrl?: string;
+}
+
+const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error', 'silent'];
+
+/** Read the configuration from `env`; throws with the variable's name on a bad value. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const port = (name: string, fallback: number): number => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`${name} must be a port number 0..65535, got ${raw}`);
+    return n;
+  };
+  const logLevel = (env.LOG_LEVEL ?? 'info') as LogLevel;
+  if (!LOG_LEVELS.includes(logLevel)) throw new Error(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got ${env.LOG_LEVEL}`);
+  const grace = Number(env.SHUTDOWN_GRACE_MS ?? 10000);
+  if (!Number.isFinite(grace) || grace < 0) throw new Error(`SHUTDOWN_GRACE_MS must be a non-negative number`);
+  const maxBody = Number(env.MAX_BODY_BYTES ?? 1024 * 1024);
+  if (!Number.isInteger(maxBody) || maxBody <= 0) throw new Error(`MAX_BODY_BYTES must be a positive integer`);
+  return {
+    httpPort: port('HTTP_PORT', 8080),
+    grpcPort: port('GRPC_PORT', 50051),
+    host: env.HOST || '127.0.0.1',
+    databaseUrl: env.DATABASE_URL || 'sqlite:./data/forecast.db',
+    logLevel,
+    shutdownGraceMs: grace,
+    maxBodyBytes: maxBody,
+    maxGrpcMessageBytes: 4 * 1024 * 1024,
+    publicBaseUrl: env.PUBLIC_BASE_URL || undefined,
+  };
+}

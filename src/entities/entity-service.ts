@@ -1,0 +1,255 @@
+/** EntityService: entities, relations, observations. Written once, served over gRPC and REST. */
+import type { Entity, Relation } from '../../gen/forecast/v1/entity.pb';
+import { EntityServiceService } from '../../gen/forecast/v1/entity_service.pb';
+import { formatTime } from '../clock';
+import { accountOf, type CallContext } from '../rpc/context';
+import { invalidArgument, NotFoundError, ServiceError } from '../rpc/errors';
+import type { CursorCodec } from '../rpc/pagination';
+import { pageSize, splitPage } from '../rpc/pagination';
+import { bindService, type ServiceBinding } from '../rpc/registry';
+import { checkEntityType, parseEntityId } from './entity-id';
+import type { EntityRecord, EntityStore, RelationRecord } from './entity-store';
+import {
+  checkAxes,
+  checkParents,
+  checkRows,
+  MAX_OBSERVATIONS_PER_REQUEST,
+  MAX_OBSERVATIONS_PER_STREAM,
+  type RowContext,
+} from './entity-validation';
+import { checkFrequency, defaultSeasonLength, parseTime } from './frequency';
+import type { IngestBatch, ObservationStore } from './observation-store';
+
+export interface EntityServiceDeps {
+  readonly entities: EntityStore;
+  readonly observations: ObservationStore;
+  readonly cursors: CursorCodec;
+}
+
+/** The wire form of an entity. */
+export function toEntityMessage(e: EntityRecord): Entity {
+  return {
+    entity: e.entity,
+    type: e.type,
+    displayName: e.displayName,
+    frequency: e.frequency,
+    seasonLength: e.seasonLength,
+    axes: e.axes.map((a) => ({ name: a.name, unit: a.unit, kind: a.kind })),
+    parents: [...e.parents],
+    createTime: formatTime(e.createTime),
+    updateTime: formatTime(e.updateTime),
+  };
+}
+
+function toRelationMessage(r: RelationRecord): Relation {
+  return { parent: r.parent, child: r.child, kind: r.kind, createTime: formatTime(r.createTime) };
+}
+
+/** An int64 request field (string under forceLong=string) as a non-negative safe integer. */
+function parseRevision(value: string, field: string): number {
+  const n = Number(value || '0');
+  if (!Number.isSafeInteger(n) || n < 0) throw invalidArgument(field, `must be a non-negative integer, got ${value}`);
+  return n;
+}
+
+export function entityService(deps: EntityServiceDeps): ServiceBinding {
+  const { entities, observations, cursors } = deps;
+
+  const mustGet = async (accountId: string, entity: string): Promise<EntityRecord> => {
+    const found = await entities.get(accountId, entity);
+    if (!found) throw new NotFoundError('entity', entity);
+    return found;
+  };
+
+  const rowContext = (e: EntityRecord): RowContext => ({
+    frequency: e.frequency,
+    axes: new Map(e.axes.map((a) => [a.name, a.kind])),
+  });
+
+  return bindService(EntityServiceService, {
+    createEntity: {
+      access: 'data:write',
+      async handle(req, ctx) {
+        const accountId = accountOf(ctx);
+        const { entity, type } = parseEntityId(req.entity);
+        if (req.displayName.length > 200) throw invalidArgument('display_name', 'at most 200 characters');
+        const frequency = req.frequency ? checkFrequency(req.frequency) : undefined;
+        if (req.seasonLength !== 0 && (!Number.isInteger(req.seasonLength) || req.seasonLength < 1 || req.seasonLength > 1000)) {
+          throw invalidArgument('season_length', `must be 1..1000 (0 = default), got ${req.seasonLength}`);
+        }
+        const axes = checkAxes(req.axes);
+        const parents = checkParents(req.parents, entity);
+        const now = ctx.clock.now();
+        await entities.database.transaction(async (trx) => {
+          const existing = await entities.get(accountId, entity, trx);
+          if (!existing && !frequency) throw invalidArgument('frequency', 'is required when creating an entity');
+          const freq = frequency ?? existing!.frequency;
+          if (existing && freq !== existing.frequency && (await entities.hasObservations(trx, accountId, entity))) {
+            throw new ServiceError('failed_precondition', `frequency: cannot change from ${existing.frequency} to ${freq}: ${entity} has observations`, { field: 'frequency' });
+          }
+          for (const [i, a] of axes.entries()) {
+            const old = existing?.axes.find((x) => x.name === a.name);
+            if (old && old.kind !== a.kind && (await entities.hasObservations(trx, accountId, entity, a.name))) {
+              throw new ServiceError('failed_precondition', `axes[${i}].kind: cannot change axis ${a.name} from ${old.kind} to ${a.kind}: it has observations`, { field: `axes[${i}].kind` });
+            }
+          }
+          const found = await entities.existing(trx, accountId, parents);
+          for (const [i, p] of parents.entries()) {
+            if (!found.has(p)) throw invalidArgument(`parents[${i}]`, `entity ${p} does not exist`);
+            if (await entities.reaches(trx, accountId, entity, p)) {
+              throw invalidArgument(`parents[${i}]`, `${p} is contained in ${entity}: the relation would close a cycle`);
+            }
+          }
+          const seasonLength = req.seasonLength || (existing && freq === existing.frequency ? existing.seasonLength : defaultSeasonLength(freq));
+          await entities.upsertRow(trx, accountId, { entity, type, displayName: req.displayName, frequency: freq, seasonLength }, now);
+          await entities.upsertAxes(trx, accountId, entity, axes);
+          for (const p of parents) await entities.addRelation(trx, accountId, p, entity, 'contains', now);
+        });
+        return { entity: toEntityMessage(await mustGet(accountId, entity)) };
+      },
+    },
+
+    getEntity: {
+      access: 'forecast:read',
+      async handle(req, ctx) {
+        const { entity } = parseEntityId(req.entity);
+        return { entity: toEntityMessage(await mustGet(accountOf(ctx), entity)) };
+      },
+    },
+
+    listEntities: {
+      access: 'forecast:read',
+      async handle(req, ctx) {
+        const accountId = accountOf(ctx);
+        if (req.type) checkEntityType(req.type);
+        const size = pageSize(req.pageSize);
+        const query = `ListEntities|${req.type}`;
+        const after = req.cursor ? cursors.decode<{ e: string }>(accountId, query, req.cursor).e : undefined;
+        const { page, more } = splitPage(await entities.list(accountId, req.type || undefined, after, size + 1), size);
+        return {
+          entities: page.map(toEntityMessage),
+          nextCursor: more ? cursors.encode(accountId, query, { e: page[page.length - 1].entity }) : '',
+        };
+      },
+    },
+
+    deleteEntity: {
+      access: 'data:write',
+      async handle(req, ctx) {
+        const { entity } = parseEntityId(req.entity);
+        if (!(await entities.delete(accountOf(ctx), entity))) throw new NotFoundError('entity', entity);
+        return { entity, deleted: true };
+      },
+    },
+
+    ingestObservations: {
+      access: 'data:write',
+      async handle(req, ctx) {
+        const accountId = accountOf(ctx);
+        const { entity } = parseEntityId(req.entity);
+        const n = req.observations.length;
+        if (n === 0) throw invalidArgument('observations', 'at least one observation is required');
+        if (n > MAX_OBSERVATIONS_PER_REQUEST) {
+          throw invalidArgument('observations', `at most ${MAX_OBSERVATIONS_PER_REQUEST} per request, got ${n} (use BulkIngestObservations for more)`);
+        }
+        const record = await mustGet(accountId, entity);
+        const rows = checkRows(req.observations, rowContext(record), 'observations', new Map(), entity);
+        const result = await observations.ingest(accountId, [{ entity, rows }], ctx.clock.now());
+        return { entity, revision: String(result.revision), accepted: result.accepted, corrections: result.corrections };
+      },
+    },
+
+    bulkIngestObservations: {
+      access: 'data:write',
+      async handleStream(requests, ctx) {
+        const accountId = accountOf(ctx);
+        const known = new Map<string, RowContext>();
+        const seen = new Map<string, string>();
+        const batches: IngestBatch[] = [];
+        let total = 0;
+        let messages = 0;
+        for await (const req of requests) {
+          const at = `messages[${messages}]`;
+          messages++;
+          const { entity } = parseEntityId(req.entity, `${at}.entity`);
+          const n = req.observations.length;
+          if (n === 0) throw invalidArgument(`${at}.observations`, 'at least one observation is required');
+          if (n > MAX_OBSERVATIONS_PER_REQUEST) throw invalidArgument(`${at}.observations`, `at most ${MAX_OBSERVATIONS_PER_REQUEST} per message, got ${n}`);
+          total += n;
+          if (total > MAX_OBSERVATIONS_PER_STREAM) throw invalidArgument('observations', `at most ${MAX_OBSERVATIONS_PER_STREAM} per stream`);
+          let rc = known.get(entity);
+          if (!rc) {
+            const record = await entities.get(accountId, entity);
+            if (!record) throw invalidArgument(`${at}.entity`, `entity ${entity} does not exist`);
+            rc = rowContext(record);
+            known.set(entity, rc);
+          }
+          batches.push({ entity, rows: checkRows(req.observations, rc, `${at}.observations`, seen, entity) });
+        }
+        if (messages === 0) throw invalidArgument('messages', 'the stream carried no request');
+        const result = await observations.ingest(accountId, batches, ctx.clock.now());
+        return { revision: String(result.revision), accepted: result.accepted, corrections: result.corrections, messages };
+      },
+    },
+
+    listObservations: {
+      access: 'forecast:read',
+      async handle(req, ctx) {
+        const accountId = accountOf(ctx);
+        const { entity } = parseEntityId(req.entity);
+        const record = await mustGet(accountId, entity);
+        if (req.axis && !record.axes.some((a) => a.name === req.axis)) {
+          throw invalidArgument('axis', `entity ${entity} has no axis ${JSON.stringify(req.axis.slice(0, 80))}`);
+        }
+        const start = req.start ? parseTime(req.start, 'start') : undefined;
+        const end = req.end ? parseTime(req.end, 'end') : undefined;
+        const requested = parseRevision(req.asOfRevision, 'as_of_revision');
+        const size = pageSize(req.pageSize);
+        const query = `ListObservations|${entity}|${req.axis}|${start ?? ''}|${end ?? ''}|${requested}`;
+        let asOf: number;
+        let after: [string, number] | undefined;
+        if (req.cursor) {
+          const pos = cursors.decode<{ a: string; t: number; r: number }>(accountId, query, req.cursor);
+          asOf = pos.r;
+          after = [pos.a, pos.t];
+        } else {
+          const latest = await observations.latestRevision();
+          if (requested > latest) throw invalidArgument('as_of_revision', `${requested} is newer than the latest revision ${latest}`);
+          asOf = requested || latest;
+        }
+        const rows = await observations.list(accountId, entity, { axis: req.axis || undefined, start, end, asOf, after, limit: size + 1 });
+        const { page, more } = splitPage(rows, size);
+        const last = page[page.length - 1];
+        return {
+          observations: page.map((o) => ({ axis: o.axis, time: formatTime(o.time), value: o.value, revision: String(o.revision) })),
+          nextCursor: more ? cursors.encode(accountId, query, { a: last.axis, t: last.time, r: asOf }) : '',
+          dataRevision: String(asOf),
+        };
+      },
+    },
+
+    createRelation: {
+      access: 'data:write',
+      async handle(req, ctx) {
+        const accountId = accountOf(ctx);
+        const { entity: parent } = parseEntityId(req.parent, 'parent');
+        const { entity: child } = parseEntityId(req.child, 'child');
+        const kind = req.kind || 'contains';
+        if (kind !== 'contains') throw invalidArgument('kind', `${JSON.stringify(req.kind)} is not supported: only contains`);
+        if (parent === child) throw invalidArgument('child', 'must differ from parent');
+        const relation = await entities.database.transaction(async (trx) => {
+          const found = await entities.existing(trx, accountId, [parent, child]);
+          if (!found.has(parent)) throw invalidArgument('parent', `entity ${parent} does not exist`);
+          if (!found.has(child)) throw invalidArgument('child', `entity ${child} does not exist`);
+          if (await entities.reaches(trx, accountId, child, parent)) {
+            throw invalidArgument('child', `${child} contains ${parent}: the relation would close a cycle`);
+          }
+          return entities.addRelation(trx, accountId, parent, child, kind, ctx.clock.now());
+        });
+        return { relation: toRelationMessage(relation) };
+      },
+    },
+  });
+}
+
+export type { CallContext };

@@ -1,0 +1,189 @@
+/** Storage of entities, their axes and relations. Every query is scoped by account. */
+import { sql } from 'kysely';
+import type { Database, Queryable } from '../store/database';
+import type { Frequency } from './frequency';
+import type { EntitiesTable } from '../store/schema';
+
+type EntityRow = EntitiesTable;
+
+function groupBy<T>(items: readonly T[], key: (t: T) => string): Map<string, T[]> {
+  const out = new Map<string, T[]>();
+  for (const item of items) {
+    const k = key(item);
+    const list = out.get(k);
+    if (list) list.push(item);
+    else out.set(k, [item]);
+  }
+  return out;
+}
+
+export type AxisKind = 'continuous' | 'count';
+
+export interface AxisRecord {
+  readonly name: string;
+  readonly unit: string;
+  readonly kind: AxisKind;
+}
+
+export interface EntityRecord {
+  readonly entity: string;
+  readonly type: string;
+  readonly displayName: string;
+  readonly frequency: Frequency;
+  readonly seasonLength: number;
+  readonly axes: readonly AxisRecord[];
+  readonly parents: readonly string[];
+  readonly createTime: number;
+  readonly updateTime: number;
+}
+
+export interface RelationRecord {
+  readonly parent: string;
+  readonly child: string;
+  readonly kind: string;
+  readonly createTime: number;
+}
+
+export class EntityStore {
+  constructor(readonly database: Database) {}
+
+  /** One entity with axes and parents, or undefined. */
+  async get(accountId: string, entity: string, q: Queryable = this.database.db): Promise<EntityRecord | undefined> {
+    const rows = await q.selectFrom('entities').selectAll().where('account_id', '=', accountId).where('entity', '=', entity).execute();
+    return (await this.hydrate(q, accountId, rows))[0];
+  }
+
+  /** Entities of the account after `after` (exclusive), ascending, at most `limit`. */
+  async list(accountId: string, type: string | undefined, after: string | undefined, limit: number): Promise<EntityRecord[]> {
+    const q = this.database.db;
+    let query = q.selectFrom('entities').selectAll().where('account_id', '=', accountId);
+    if (type) query = query.where('type', '=', type);
+    if (after !== undefined) query = query.where('entity', '>', after);
+    return this.hydrate(q, accountId, await query.orderBy('entity').limit(limit).execute());
+  }
+
+  /** Attach axes and parents to entity rows with two queries for the whole set. */
+  private async hydrate(q: Queryable, accountId: string, rows: readonly EntityRow[]): Promise<EntityRecord[]> {
+    if (rows.length === 0) return [];
+    const names = rows.map((r) => r.entity);
+    const [axes, parents] = await Promise.all([
+      q.selectFrom('axes').select(['entity', 'name', 'unit', 'kind']).where('account_id', '=', accountId).where('entity', 'in', names).orderBy('entity').orderBy('name').execute(),
+      q.selectFrom('relations').select(['child', 'parent']).where('account_id', '=', accountId).where('child', 'in', names).where('kind', '=', 'contains').orderBy('child').orderBy('parent').execute(),
+    ]);
+    const axesOf = groupBy(axes, (a) => a.entity);
+    const parentsOf = groupBy(parents, (p) => p.child);
+    return rows.map((row) => ({
+      entity: row.entity,
+      type: row.type,
+      displayName: row.display_name,
+      frequency: row.frequency as Frequency,
+      seasonLength: row.season_length,
+      axes: (axesOf.get(row.entity) ?? []).map((a) => ({ name: a.name, unit: a.unit, kind: a.kind as AxisKind })),
+      parents: (parentsOf.get(row.entity) ?? []).map((p) => p.parent),
+      createTime: row.create_time,
+      updateTime: row.update_time,
+    }));
+  }
+
+  /** Insert or update the entity row (axes and relations are written separately). */
+  async upsertRow(
+    q: Queryable,
+    accountId: string,
+    e: { entity: string; type: string; displayName: string; frequency: Frequency; seasonLength: number },
+    now: number,
+  ): Promise<void> {
+    await q
+      .insertInto('entities')
+      .values({
+        account_id: accountId,
+        entity: e.entity,
+        type: e.type,
+        display_name: e.displayName,
+        frequency: e.frequency,
+        season_length: e.seasonLength,
+        create_time: now,
+        update_time: now,
+      })
+      .onConflict((oc) =>
+        oc.columns(['account_id', 'entity']).doUpdateSet({
+          display_name: e.displayName,
+          frequency: e.frequency,
+          season_length: e.seasonLength,
+          update_time: now,
+        }),
+      )
+      .execute();
+  }
+
+  /** Insert or update axes of an entity. */
+  async upsertAxes(q: Queryable, accountId: string, entity: string, axes: readonly AxisRecord[]): Promise<void> {
+    for (const a of axes) {
+      await q
+        .insertInto('axes')
+        .values({ account_id: accountId, entity, name: a.name, unit: a.unit, kind: a.kind })
+        .onConflict((oc) => oc.columns(['account_id', 'entity', 'name']).doUpdateSet({ unit: a.unit, kind: a.kind }))
+        .execute();
+    }
+  }
+
+  /** True when the entity has any observation (optionally of one axis). */
+  async hasObservations(q: Queryable, accountId: string, entity: string, axis?: string): Promise<boolean> {
+    let query = q.selectFrom('observations').select('time').where('account_id', '=', accountId).where('entity', '=', entity);
+    if (axis !== undefined) query = query.where('axis', '=', axis);
+    return (await query.limit(1).executeTakeFirst()) !== undefined;
+  }
+
+  /** Which of `entities` exist for the account. */
+  async existing(q: Queryable, accountId: string, entities: readonly string[]): Promise<Set<string>> {
+    if (entities.length === 0) return new Set();
+    const rows = await q.selectFrom('entities').select('entity').where('account_id', '=', accountId).where('entity', 'in', [...entities]).execute();
+    return new Set(rows.map((r) => r.entity));
+  }
+
+  /** True if `descendant` is reachable from `ancestor` by `contains` edges (or is it). */
+  async reaches(q: Queryable, accountId: string, ancestor: string, descendant: string): Promise<boolean> {
+    if (ancestor === descendant) return true;
+    // UNION (not UNION ALL) makes the recursion stop on cycles; there are none, but be safe.
+    const res = await sql<{ hit: number }>`
+      WITH RECURSIVE down(e) AS (
+        SELECT child FROM relations WHERE account_id = ${accountId} AND parent = ${ancestor} AND kind = 'contains'
+        UNION
+        SELECT r.child FROM relations r JOIN down ON r.parent = down.e WHERE r.account_id = ${accountId} AND r.kind = 'contains'
+      )
+      SELECT 1 AS hit FROM down WHERE e = ${descendant} LIMIT 1`.execute(q);
+    return res.rows.length > 0;
+  }
+
+  /** Insert a relation if absent; returns the stored relation. */
+  async addRelation(q: Queryable, accountId: string, parent: string, child: string, kind: string, now: number): Promise<RelationRecord> {
+    await q
+      .insertInto('relations')
+      .values({ account_id: accountId, parent, child, kind, create_time: now })
+      .onConflict((oc) => oc.columns(['account_id', 'parent', 'child', 'kind']).doNothing())
+      .execute();
+    const row = await q
+      .selectFrom('relations')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .where('parent', '=', parent)
+      .where('child', '=', child)
+      .where('kind', '=', kind)
+      .executeTakeFirstOrThrow();
+    return { parent: row.parent, child: row.child, kind: row.kind, createTime: row.create_time };
+  }
+
+  /** Delete an entity and everything that hangs off it. False if it did not exist. */
+  async delete(accountId: string, entity: string): Promise<boolean> {
+    return this.database.transaction(async (trx) => {
+      await trx.deleteFrom('observations').where('account_id', '=', accountId).where('entity', '=', entity).execute();
+      await trx.deleteFrom('axes').where('account_id', '=', accountId).where('entity', '=', entity).execute();
+      await trx
+        .deleteFrom('relations')
+        .where('account_id', '=', accountId)
+        .where((eb) => eb.or([eb('parent', '=', entity), eb('child', '=', entity)]))
+        .execute();
+      const res = await trx.deleteFrom('entities').where('account_id', '=', accountId).where('entity', '=', entity).executeTakeFirst();
+      return Number(res.numDeletedRows) > 0;
+    });
+  }
+}

@@ -1,0 +1,80 @@
+/** Validation of entity definitions and observation rows: every problem names its field. */
+import type { Axis, Observation } from '../../gen/forecast/v1/entity.pb';
+import { invalidArgument } from '../rpc/errors';
+import { checkAxisName, parseEntityId } from './entity-id';
+import type { AxisKind, AxisRecord } from './entity-store';
+import { gridOf, indexOf, parseTime, type Frequency } from './frequency';
+
+export const MAX_AXES = 32;
+export const MAX_PARENTS = 32;
+export const MAX_OBSERVATIONS_PER_REQUEST = 10_000;
+export const MAX_OBSERVATIONS_PER_STREAM = 1_000_000;
+
+/** Axes of a CreateEntity request, checked: names valid and unique, units short, kinds known. */
+export function checkAxes(axes: readonly Axis[]): AxisRecord[] {
+  if (axes.length > MAX_AXES) throw invalidArgument('axes', `at most ${MAX_AXES} axes, got ${axes.length}`);
+  const seen = new Set<string>();
+  return axes.map((a, i) => {
+    checkAxisName(a.name, `axes[${i}].name`);
+    if (seen.has(a.name)) throw invalidArgument(`axes[${i}].name`, `duplicate axis ${JSON.stringify(a.name)}`);
+    seen.add(a.name);
+    if (a.unit.length > 32) throw invalidArgument(`axes[${i}].unit`, 'at most 32 characters');
+    const kind = (a.kind || 'continuous') as AxisKind;
+    if (kind !== 'continuous' && kind !== 'count') throw invalidArgument(`axes[${i}].kind`, `${JSON.stringify(a.kind)} is not one of continuous, count`);
+    return { name: a.name, unit: a.unit, kind };
+  });
+}
+
+/** Parents of a CreateEntity request: valid, unique, not the entity itself. */
+export function checkParents(parents: readonly string[], self: string): string[] {
+  if (parents.length > MAX_PARENTS) throw invalidArgument('parents', `at most ${MAX_PARENTS} parents, got ${parents.length}`);
+  const seen = new Set<string>();
+  parents.forEach((p, i) => {
+    parseEntityId(p, `parents[${i}]`);
+    if (p === self) throw invalidArgument(`parents[${i}]`, 'an entity cannot contain itself');
+    if (seen.has(p)) throw invalidArgument(`parents[${i}]`, `duplicate parent ${JSON.stringify(p)}`);
+    seen.add(p);
+  });
+  return parents.slice();
+}
+
+/** What a row check needs to know about its entity. */
+export interface RowContext {
+  readonly frequency: Frequency;
+  readonly axes: ReadonlyMap<string, AxisKind>;
+}
+
+/**
+ * Check observation rows of one entity and convert them; `field` prefixes the names
+ * (`observations` → `observations[3].time`). `seen` spans a whole request or stream so
+ * (axis, time) duplicates are caught across messages.
+ */
+export function checkRows(
+  rows: readonly Observation[],
+  ctx: RowContext,
+  field: string,
+  seen: Map<string, string>,
+  entity: string,
+): { axis: string; time: number; value: number }[] {
+  return rows.map((o, i) => {
+    const at = `${field}[${i}]`;
+    const kind = ctx.axes.get(o.axis);
+    if (!o.axis) throw invalidArgument(`${at}.axis`, 'is required');
+    if (kind === undefined) throw invalidArgument(`${at}.axis`, `entity ${entity} has no axis ${JSON.stringify(o.axis.slice(0, 80))}`);
+    if (!o.time) throw invalidArgument(`${at}.time`, 'is required');
+    const time = parseTime(o.time, `${at}.time`);
+    if (indexOf(ctx.frequency, time) === undefined) {
+      throw invalidArgument(`${at}.time`, `${o.time} is not on the ${ctx.frequency} grid of ${entity} (${gridOf(ctx.frequency)})`);
+    }
+    if (!Number.isFinite(o.value)) throw invalidArgument(`${at}.value`, `must be a finite number, got ${o.value}`);
+    if (kind === 'count' && (o.value < 0 || !Number.isInteger(o.value))) {
+      throw invalidArgument(`${at}.value`, `axis ${o.axis} counts: values must be non-negative integers, got ${o.value}`);
+    }
+    if (o.revision && o.revision !== '0') throw invalidArgument(`${at}.revision`, 'is output only');
+    const key = `${entity}\u0000${o.axis}\u0000${time}`;
+    const first = seen.get(key);
+    if (first !== undefined) throw invalidArgument(at, `repeats (axis ${o.axis}, time ${o.time}) of ${first}`);
+    seen.set(key, at);
+    return { axis: o.axis, time, value: o.value };
+  });
+}

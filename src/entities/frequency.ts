@@ -1,0 +1,103 @@
+/**
+ * Sampling frequencies (ISO 8601 durations) and their UTC grids. Observation times must sit on
+ * the grid, so each series is regular and a step index (`indexOf`) numbers its periods: the
+ * engine sees a gap as a missing value, never as a shorter series.
+ */
+import { invalidArgument } from '../rpc/errors';
+
+export type Frequency = 'PT1M' | 'PT5M' | 'PT10M' | 'PT15M' | 'PT30M' | 'PT1H' | 'P1D' | 'P1W' | 'P1M' | 'P3M' | 'P1Y';
+
+interface FrequencyInfo {
+  /** Default seasonal period in steps (a daily cycle for intraday data; yearly otherwise). */
+  readonly season: number;
+  /** Fixed step in ms, for frequencies that have one. */
+  readonly stepMs?: number;
+  /** Months per step, for calendar frequencies. */
+  readonly months?: number;
+  /** Human description of the grid, for error messages. */
+  readonly grid: string;
+}
+
+const MINUTE = 60_000;
+const DAY = 86_400_000;
+/** 1970-01-05 (a Monday) at 00:00 UTC: weeks are counted from here. */
+const MONDAY_EPOCH = 4 * DAY;
+
+const FREQUENCIES: Readonly<Record<Frequency, FrequencyInfo>> = {
+  PT1M: { season: 60, stepMs: MINUTE, grid: 'whole minutes' },
+  PT5M: { season: 288, stepMs: 5 * MINUTE, grid: 'multiples of 5 minutes' },
+  PT10M: { season: 144, stepMs: 10 * MINUTE, grid: 'multiples of 10 minutes' },
+  PT15M: { season: 96, stepMs: 15 * MINUTE, grid: 'multiples of 15 minutes' },
+  PT30M: { season: 48, stepMs: 30 * MINUTE, grid: 'multiples of 30 minutes' },
+  PT1H: { season: 24, stepMs: 60 * MINUTE, grid: 'whole hours' },
+  P1D: { season: 7, stepMs: DAY, grid: 'midnight UTC' },
+  P1W: { season: 52, stepMs: 7 * DAY, grid: 'Mondays at midnight UTC' },
+  P1M: { season: 12, months: 1, grid: 'the 1st of a month at midnight UTC' },
+  P3M: { season: 4, months: 3, grid: 'the 1st of January, April, July or October at midnight UTC' },
+  P1Y: { season: 1, months: 12, grid: '1 January at midnight UTC' },
+};
+
+export const FREQUENCY_NAMES = Object.keys(FREQUENCIES) as Frequency[];
+
+export function isFrequency(value: string): value is Frequency {
+  return Object.prototype.hasOwnProperty.call(FREQUENCIES, value);
+}
+
+/** Check a frequency; throws 400 naming `field`. */
+export function checkFrequency(value: string, field = 'frequency'): Frequency {
+  if (!isFrequency(value)) throw invalidArgument(field, `${JSON.stringify(value.slice(0, 40))} is not supported: use one of ${FREQUENCY_NAMES.join(', ')}`);
+  return value;
+}
+
+/** Default seasonal period of a frequency. */
+export function defaultSeasonLength(f: Frequency): number {
+  return FREQUENCIES[f].season;
+}
+
+/** Description of a frequency's grid. */
+export function gridOf(f: Frequency): string {
+  return FREQUENCIES[f].grid;
+}
+
+/** The step index of an instant on the grid, or `undefined` if the instant is off the grid. */
+export function indexOf(f: Frequency, timeMs: number): number | undefined {
+  const info = FREQUENCIES[f];
+  if (info.stepMs !== undefined) {
+    const offset = f === 'P1W' ? timeMs - MONDAY_EPOCH : timeMs;
+    return offset % info.stepMs === 0 ? offset / info.stepMs : undefined;
+  }
+  const d = new Date(timeMs);
+  if (d.getUTCDate() !== 1 || timeMs % DAY !== 0) return undefined;
+  const month = d.getUTCFullYear() * 12 + d.getUTCMonth();
+  return month % info.months! === 0 ? month / info.months! : undefined;
+}
+
+/** The instant of a step index (inverse of `indexOf`). */
+export function timeOf(f: Frequency, index: number): number {
+  const info = FREQUENCIES[f];
+  if (info.stepMs !== undefined) return index * info.stepMs + (f === 'P1W' ? MONDAY_EPOCH : 0);
+  const month = index * info.months!;
+  // Not Date.UTC(y, m, 1): it maps years 0..99 to 1900..1999.
+  const d = new Date(0);
+  d.setUTCFullYear(Math.floor(month / 12), ((month % 12) + 12) % 12, 1);
+  return d.getTime();
+}
+
+/**
+ * Parse an RFC 3339 timestamp (with `Z` or an offset) to epoch ms; throws 400 naming `field`.
+ * Stricter than `Date.parse`, which accepts many other shapes.
+ */
+export function parseTime(value: string, field: string): number {
+  const m = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/.exec(value);
+  const ms = m ? Date.parse(value.toUpperCase()) : NaN;
+  if (!m || Number.isNaN(ms) || Number(m[2]) > 12 || Number(m[3]) > 31 || Number(m[4]) > 23 || Number(m[5]) > 59 || Number(m[6]) > 59) {
+    throw invalidArgument(field, `${JSON.stringify(String(value).slice(0, 60))} is not an RFC 3339 timestamp (e.g. 2026-01-31T00:00:00Z)`);
+  }
+  // Date.parse rolls 2026-02-31 over to March: refuse dates that do not exist.
+  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  const check = new Date(Date.UTC(y, mo - 1, d));
+  if (check.getUTCMonth() !== mo - 1 || check.getUTCDate() !== d) {
+    throw invalidArgument(field, `${JSON.stringify(value)} is not a valid date`);
+  }
+  return ms;
+}

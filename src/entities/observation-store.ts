@@ -1,0 +1,132 @@
+/**
+ * Storage of observations with data revisions. Every accepted batch gets the next revision;
+ * a value for an existing (axis, time) is a correction stored beside the old one, so a read
+ * "as of" revision R sees, for each (axis, time), the newest value recorded at or before R.
+ */
+import type { Database } from '../store/database';
+
+/** One observation as stored. */
+export interface ObservationRecord {
+  readonly axis: string;
+  readonly time: number;
+  readonly value: number;
+  readonly revision: number;
+}
+
+/** Observations of one entity in one ingest. */
+export interface IngestBatch {
+  readonly entity: string;
+  readonly rows: readonly { readonly axis: string; readonly time: number; readonly value: number }[];
+}
+
+export interface IngestResult {
+  readonly revision: number;
+  readonly accepted: number;
+  readonly corrections: number;
+}
+
+export interface ListFilter {
+  readonly axis?: string;
+  readonly start?: number;
+  readonly end?: number;
+  /** Read as of this revision (inclusive). */
+  readonly asOf: number;
+  /** Keyset position: strictly after this (axis, time). */
+  readonly after?: readonly [string, number];
+  readonly limit: number;
+}
+
+/** Rows per INSERT statement (6 parameters each, well under SQLite's and PostgreSQL's limits). */
+const CHUNK = 500;
+
+export class ObservationStore {
+  constructor(private readonly database: Database) {}
+
+  /** Store all batches in one transaction as one revision (all or nothing). */
+  async ingest(accountId: string, batches: readonly IngestBatch[], now: number): Promise<IngestResult> {
+    const accepted = batches.reduce((n, b) => n + b.rows.length, 0);
+    return this.database.transaction(async (trx) => {
+      const { revision } = await trx
+        .insertInto('revisions')
+        .values({ account_id: accountId, create_time: now, observation_count: accepted })
+        .returning('revision')
+        .executeTakeFirstOrThrow();
+      let corrections = 0;
+      for (const batch of batches) {
+        for (let i = 0; i < batch.rows.length; i += CHUNK) {
+          const chunk = batch.rows.slice(i, i + CHUNK).map((r) => ({
+            account_id: accountId,
+            entity: batch.entity,
+            axis: r.axis,
+            time: r.time,
+            revision: Number(revision),
+            value: r.value,
+          }));
+          await trx.insertInto('observations').values(chunk).execute();
+        }
+        const { n } = await trx
+          .selectFrom('observations as o')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('o.account_id', '=', accountId)
+          .where('o.entity', '=', batch.entity)
+          .where('o.revision', '=', Number(revision))
+          .where(({ exists, selectFrom }) =>
+            exists(
+              selectFrom('observations as p')
+                .select('p.time')
+                .whereRef('p.account_id', '=', 'o.account_id')
+                .whereRef('p.entity', '=', 'o.entity')
+                .whereRef('p.axis', '=', 'o.axis')
+                .whereRef('p.time', '=', 'o.time')
+                .whereRef('p.revision', '<', 'o.revision'),
+            ),
+          )
+          .executeTakeFirstOrThrow();
+        corrections += Number(n);
+      }
+      return { revision: Number(revision), accepted, corrections };
+    });
+  }
+
+  /** The newest revision that exists (0 before any ingest). */
+  async latestRevision(): Promise<number> {
+    const row = await this.database.db
+      .selectFrom('revisions')
+      .select((eb) => eb.fn.max('revision').as('r'))
+      .executeTakeFirst();
+    return Number(row?.r ?? 0);
+  }
+
+  /** A page of the entity's observations as of `filter.asOf`, ascending by (axis, time). */
+  async list(accountId: string, entity: string, filter: ListFilter): Promise<ObservationRecord[]> {
+    let q = this.database.db
+      .selectFrom('observations as o')
+      .select(['o.axis', 'o.time', 'o.value', 'o.revision'])
+      .where('o.account_id', '=', accountId)
+      .where('o.entity', '=', entity)
+      .where('o.revision', '<=', filter.asOf)
+      .where(({ not, exists, selectFrom }) =>
+        not(
+          exists(
+            selectFrom('observations as n')
+              .select('n.time')
+              .whereRef('n.account_id', '=', 'o.account_id')
+              .whereRef('n.entity', '=', 'o.entity')
+              .whereRef('n.axis', '=', 'o.axis')
+              .whereRef('n.time', '=', 'o.time')
+              .whereRef('n.revision', '>', 'o.revision')
+              .where('n.revision', '<=', filter.asOf),
+          ),
+        ),
+      );
+    if (filter.axis !== undefined) q = q.where('o.axis', '=', filter.axis);
+    if (filter.start !== undefined) q = q.where('o.time', '>=', filter.start);
+    if (filter.end !== undefined) q = q.where('o.time', '<', filter.end);
+    if (filter.after) {
+      const [axis, time] = filter.after;
+      q = q.where((eb) => eb.or([eb('o.axis', '>', axis), eb.and([eb('o.axis', '=', axis), eb('o.time', '>', time)])]));
+    }
+    const rows = await q.orderBy('o.axis').orderBy('o.time').limit(filter.limit).execute();
+    return rows.map((r) => ({ axis: r.axis, time: Number(r.time), value: Number(r.value), revision: Number(r.revision) }));
+  }
+}

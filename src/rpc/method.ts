@@ -1,0 +1,71 @@
+/**
+ * Methods and endpoints. A method is known by its gRPC path (`/forecast.v1.EntityService/GetEntity`)
+ * and its generated (ts-proto, grpc-js) definition, which gives binary codecs to both transports.
+ * An endpoint is the protocol-neutral implementation: written once, called by gRPC and REST alike.
+ */
+import type { Scope } from '../accounts/tiers';
+import type { CallContext } from './context';
+
+/** The shape of a ts-proto `outputServices=grpc-js` method definition. */
+export interface MethodDefinition<Req = any, Res = any> {
+  readonly path: string;
+  readonly requestStream: boolean;
+  readonly responseStream: boolean;
+  requestSerialize(value: Req): Buffer;
+  requestDeserialize(bytes: Buffer): Req;
+  responseSerialize(value: Res): Buffer;
+  responseDeserialize(bytes: Buffer): Res;
+}
+
+/** A generated service definition: method name → definition. */
+export type ServiceDefinition = { readonly [method: string]: MethodDefinition };
+
+/**
+ * Who may call: `public` (no key, e.g. GetVersion), `authenticated` (any valid key), or a scope
+ * the key must have.
+ */
+export type Access = 'public' | 'authenticated' | Scope;
+
+/** A unary endpoint. */
+export interface UnaryEndpoint<Req, Res> {
+  readonly access: Access;
+  handle(request: Req, ctx: CallContext): Promise<Res>;
+}
+
+/** A client-streaming endpoint: the requests arrive as an async iterable, one response. */
+export interface ClientStreamEndpoint<Req, Res> {
+  readonly access: Access;
+  handleStream(requests: AsyncIterable<Req>, ctx: CallContext): Promise<Res>;
+}
+
+/** The implementation of a whole service, type-checked against its generated definition. */
+export type ServiceImpl<S extends ServiceDefinition> = {
+  [K in keyof S]: S[K] extends MethodDefinition<infer Req, infer Res>
+    ? S[K]['requestStream'] extends true
+      ? ClientStreamEndpoint<Req, Res>
+      : UnaryEndpoint<Req, Res>
+    : never;
+};
+
+/** A method ready to serve: definition + endpoint + facts from the descriptors. */
+export interface MethodEntry {
+  /** `/forecast.v1.EntityService/GetEntity`. */
+  readonly path: string;
+  /** `forecast.v1.EntityService`. */
+  readonly service: string;
+  /** `GetEntity`. */
+  readonly name: string;
+  /** Key of the method in the generated definition (`getEntity`), as grpc-js expects. */
+  readonly key: string;
+  readonly definition: MethodDefinition;
+  readonly endpoint: UnaryEndpoint<unknown, unknown> | ClientStreamEndpoint<unknown, unknown>;
+  /** `option deprecated = true` on the method in the proto. */
+  readonly deprecated: boolean;
+}
+
+/** Split `/pkg.Service/Method` into service and method names. */
+export function splitPath(path: string): { service: string; name: string } {
+  const m = /^\/([^/]+)\/([^/]+)$/.exec(path);
+  if (!m) throw new Error(`not a gRPC method path: ${path}`);
+  return { service: m[1], name: m[2] };
+}

@@ -1,0 +1,59 @@
+/**
+ * Cursor pagination (API.md section 10). Page size: default 50, max 200 (larger → 200),
+ * negative → 400. Cursors are opaque and tamper-evident: base64url(JSON position) + "." +
+ * HMAC-SHA256 over (account, query fingerprint, position) with a server secret shared by all
+ * replicas, so a cursor only works for the account and the exact query that produced it.
+ */
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { invalidArgument, ServiceError } from './errors';
+
+export const DEFAULT_PAGE_SIZE = 50;
+export const MAX_PAGE_SIZE = 200;
+
+/** The page size to use for a requested one (0 = default). */
+export function pageSize(requested: number | undefined): number {
+  const n = requested ?? 0;
+  if (!Number.isInteger(n) || n < 0) throw invalidArgument('page_size', `must be a non-negative integer, got ${n}`);
+  if (n === 0) return DEFAULT_PAGE_SIZE;
+  return Math.min(n, MAX_PAGE_SIZE);
+}
+
+/** Encodes and verifies cursors. */
+export class CursorCodec {
+  constructor(private readonly secret: Buffer) {}
+
+  /** A cursor for `position` within `query` (any stable string naming the query and its filters). */
+  encode(accountId: string, query: string, position: unknown): string {
+    const payload = Buffer.from(JSON.stringify(position)).toString('base64url');
+    return `${payload}.${this.mac(accountId, query, payload)}`;
+  }
+
+  /** The position in a cursor, or 400 `invalid_cursor` if it was altered or belongs elsewhere. */
+  decode<T>(accountId: string, query: string, cursor: string): T {
+    const dot = cursor.indexOf('.');
+    const bad = () => new ServiceError('invalid_cursor', 'cursor is invalid, or was issued for another query', { field: 'cursor' });
+    if (dot <= 0) throw bad();
+    const payload = cursor.slice(0, dot);
+    const given = Buffer.from(cursor.slice(dot + 1), 'base64url');
+    const expected = Buffer.from(this.mac(accountId, query, payload), 'base64url');
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw bad();
+    try {
+      return JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as T;
+    } catch {
+      throw bad();
+    }
+  }
+
+  private mac(accountId: string, query: string, payload: string): string {
+    return createHmac('sha256', this.secret)
+      .update(`${accountId}\n${query}\n${payload}`)
+      .digest()
+      .subarray(0, 18)
+      .toString('base64url');
+  }
+}
+
+/** Take `size + 1` fetched rows, return the page and whether more follow. */
+export function splitPage<T>(rows: T[], size: number): { page: T[]; more: boolean } {
+  return rows.length > size ? { page: rows.slice(0, size), more: true } : { page: rows, more: false };
+}

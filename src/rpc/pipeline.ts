@@ -1,0 +1,167 @@
+/**
+ * The one call pipeline (STYLE 2). Both transports hand every call here; it owns request ids,
+ * the contract-version header, authentication and scopes, the interceptors that later features
+ * add (quota, idempotency), deadlines, error normalisation and the access log. Nothing here
+ * knows gRPC or HTTP.
+ */
+import { authenticate, requireScope } from '../accounts/auth';
+import type { AccountStore } from '../accounts/account-store';
+import type { Clock } from '../clock';
+import { newId } from '../ids';
+import type { Logger } from '../log';
+import type { CallContext, IncomingCall } from './context';
+import { ServiceError } from './errors';
+import type { MethodEntry } from './method';
+
+/** The contract version served in `API-Version` and by GetVersion. */
+export const API_VERSION = '1.0.0';
+
+/** What a call produced: a response or an error, plus the headers to send either way. */
+export type CallOutcome<Res> =
+  | { readonly ok: true; readonly response: Res; readonly headers: Record<string, string> }
+  | { readonly ok: false; readonly error: ServiceError; readonly headers: Record<string, string> };
+
+/** A call about to run: the method, its context, and how to run it. */
+export interface Invocation {
+  readonly entry: MethodEntry;
+  readonly ctx: CallContext;
+  /** Binary encoding of the request (unary only; computed on demand), for fingerprinting (idempotency). */
+  requestBytes(): Buffer | undefined;
+}
+
+/**
+ * Cross-cutting behaviour around every call, run in order after authentication. `next` runs
+ * the rest of the chain and the endpoint.
+ */
+export type Interceptor = (call: Invocation, next: () => Promise<unknown>) => Promise<unknown>;
+
+export interface PipelineDeps {
+  readonly accounts: AccountStore;
+  readonly clock: Clock;
+  readonly log: Logger;
+  readonly interceptors?: readonly Interceptor[];
+}
+
+export class Pipeline {
+  private readonly interceptors: Interceptor[];
+
+  constructor(
+    private readonly deps: PipelineDeps,
+    readonly methods: ReadonlyMap<string, MethodEntry>,
+  ) {
+    this.interceptors = [...(deps.interceptors ?? [])];
+  }
+
+  /** Add an interceptor at the end of the chain (before the endpoint). */
+  use(interceptor: Interceptor): void {
+    this.interceptors.push(interceptor);
+  }
+
+  /**
+   * Run a unary call. `decode` yields the request; it runs after authentication, so a caller
+   * without a valid key learns nothing from how its input is judged (401 before 400).
+   */
+  unary(entry: MethodEntry, decode: () => unknown, incoming: IncomingCall): Promise<CallOutcome<unknown>> {
+    const endpoint = entry.endpoint;
+    if (!('handle' in endpoint)) throw new Error(`${entry.path} is client-streaming`);
+    let request: unknown;
+    let bytes: Buffer | undefined;
+    return this.invoke(
+      entry,
+      incoming,
+      () => {
+        request = decode();
+      },
+      (ctx) => endpoint.handle(request, ctx),
+      () => (bytes ??= entry.definition.requestSerialize(request)),
+    );
+  }
+
+  /** Run a client-streaming call; decoding errors surface while the endpoint iterates. */
+  clientStream(entry: MethodEntry, requests: AsyncIterable<unknown>, incoming: IncomingCall): Promise<CallOutcome<unknown>> {
+    const endpoint = entry.endpoint;
+    if (!('handleStream' in endpoint)) throw new Error(`${entry.path} is unary`);
+    return this.invoke(entry, incoming, () => undefined, (ctx) => endpoint.handleStream(requests, ctx), () => undefined);
+  }
+
+  private async invoke(
+    entry: MethodEntry,
+    incoming: IncomingCall,
+    decode: () => void,
+    run: (ctx: CallContext) => Promise<unknown>,
+    requestBytes: () => Buffer | undefined,
+  ): Promise<CallOutcome<unknown>> {
+    const started = process.hrtime.bigint();
+    const { clock, log } = this.deps;
+    const requestId = newId('req', clock);
+    const headers: Record<string, string> = { 'request-id': requestId, 'api-version': API_VERSION };
+    const abort = new AbortController();
+    const onClientAbort = () => abort.abort(new ServiceError('unavailable', 'client cancelled the call'));
+    incoming.signal?.addEventListener('abort', onClientAbort, { once: true });
+    const ctx: CallContext = {
+      requestId,
+      protocol: incoming.protocol,
+      method: entry.path,
+      clock,
+      log,
+      signal: abort.signal,
+      deadline: incoming.deadline,
+      peer: incoming.peer,
+      principal: undefined,
+      header: (name) => incoming.header(name),
+      setHeader: (name, value) => {
+        headers[name.toLowerCase()] = value;
+      },
+    };
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const access = entry.endpoint.access;
+      if (access !== 'public') {
+        ctx.principal = await authenticate(incoming.header('authorization'), this.deps.accounts, clock);
+        if (access !== 'authenticated') requireScope(ctx.principal, access);
+      }
+      decode();
+      const invocation: Invocation = { entry, ctx, requestBytes };
+      const chain = (i: number): Promise<unknown> =>
+        i < this.interceptors.length ? this.interceptors[i](invocation, () => chain(i + 1)) : run(ctx);
+      let work = chain(0);
+      if (incoming.deadline !== undefined) {
+        const remaining = incoming.deadline - clock.now();
+        if (remaining <= 0) throw new ServiceError('deadline_exceeded', 'the call deadline had passed before it started');
+        work = Promise.race([
+          work,
+          new Promise<never>((_, reject) => {
+            timer = setTimeout(() => {
+              const err = new ServiceError('deadline_exceeded', 'the call deadline passed');
+              abort.abort(err);
+              reject(err);
+            }, remaining);
+          }),
+        ]);
+      }
+      const response = await work;
+      this.access(entry, ctx, 'ok', started);
+      return { ok: true, response, headers };
+    } catch (caught) {
+      const error = ServiceError.from(caught);
+      if (error.headers) for (const [k, v] of Object.entries(error.headers)) headers[k.toLowerCase()] = v;
+      if (error.code === 'internal') log.error('internal error', { requestId, method: entry.path, error: caught });
+      this.access(entry, ctx, error.code, started);
+      return { ok: false, error, headers };
+    } finally {
+      if (timer) clearTimeout(timer);
+      incoming.signal?.removeEventListener('abort', onClientAbort);
+    }
+  }
+
+  private access(entry: MethodEntry, ctx: CallContext, outcome: string, started: bigint): void {
+    this.deps.log.debug('call', {
+      requestId: ctx.requestId,
+      protocol: ctx.protocol,
+      method: entry.path,
+      account: ctx.principal?.accountId,
+      outcome,
+      ms: Number(process.hrtime.bigint() - started) / 1e6,
+    });
+  }
+}

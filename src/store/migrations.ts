@@ -1,0 +1,111 @@
+/**
+ * Versioned schema migrations, in code, applied in order at start-up by kysely's Migrator
+ * (which records them in `kysely_migration` and takes a lock, so concurrent replicas are safe).
+ * Never edit a released migration: add the next one.
+ */
+import { sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import type { DialectName } from './database';
+
+/** Migrations for a dialect (the few type differences are chosen here, nowhere else). */
+export function migrations(dialect: DialectName): Record<string, Migration> {
+  const bigint = dialect === 'postgres' ? 'bigint' : 'integer';
+  const real = dialect === 'postgres' ? 'double precision' : 'real';
+  return {
+    '0001_init': {
+      async up(db: Kysely<any>) {
+        await db.schema
+          .createTable('accounts')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('email', 'text', (c) => c.unique())
+          .addColumn('tier', 'text', (c) => c.notNull())
+          .addColumn('create_time', bigint, (c) => c.notNull())
+          .execute();
+        await db.schema
+          .createTable('api_keys')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id').onDelete('cascade'))
+          .addColumn('hash', 'text', (c) => c.notNull().unique())
+          .addColumn('prefix', 'text', (c) => c.notNull())
+          .addColumn('scopes', 'text', (c) => c.notNull())
+          .addColumn('name', 'text', (c) => c.notNull().defaultTo(''))
+          .addColumn('create_time', bigint, (c) => c.notNull())
+          .addColumn('expire_time', bigint)
+          .addColumn('revoke_time', bigint)
+          .execute();
+        await db.schema.createIndex('api_keys_account').on('api_keys').columns(['account_id', 'id']).execute();
+        await db.schema
+          .createTable('entities')
+          .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id').onDelete('cascade'))
+          .addColumn('entity', 'text', (c) => c.notNull())
+          .addColumn('type', 'text', (c) => c.notNull())
+          .addColumn('display_name', 'text', (c) => c.notNull())
+          .addColumn('frequency', 'text', (c) => c.notNull())
+          .addColumn('season_length', 'integer', (c) => c.notNull())
+          .addColumn('create_time', bigint, (c) => c.notNull())
+          .addColumn('update_time', bigint, (c) => c.notNull())
+          .addPrimaryKeyConstraint('entities_pk', ['account_id', 'entity'])
+          .execute();
+        await db.schema.createIndex('entities_type').on('entities').columns(['account_id', 'type', 'entity']).execute();
+        await db.schema
+          .createTable('axes')
+          .addColumn('account_id', 'text', (c) => c.notNull())
+          .addColumn('entity', 'text', (c) => c.notNull())
+          .addColumn('name', 'text', (c) => c.notNull())
+          .addColumn('unit', 'text', (c) => c.notNull())
+          .addColumn('kind', 'text', (c) => c.notNull())
+          .addPrimaryKeyConstraint('axes_pk', ['account_id', 'entity', 'name'])
+          .addForeignKeyConstraint('axes_entity_fk', ['account_id', 'entity'], 'entities', ['account_id', 'entity'], (c) =>
+            c.onDelete('cascade'),
+          )
+          .execute();
+        await db.schema
+          .createTable('relations')
+          .addColumn('account_id', 'text', (c) => c.notNull())
+          .addColumn('parent', 'text', (c) => c.notNull())
+          .addColumn('child', 'text', (c) => c.notNull())
+          .addColumn('kind', 'text', (c) => c.notNull())
+          .addColumn('create_time', bigint, (c) => c.notNull())
+          .addPrimaryKeyConstraint('relations_pk', ['account_id', 'parent', 'child', 'kind'])
+          .execute();
+        await db.schema.createIndex('relations_child').on('relations').columns(['account_id', 'child', 'kind']).execute();
+        await db.schema
+          .createTable('revisions')
+          .addColumn('revision', bigint, (c) =>
+            dialect === 'postgres' ? c.primaryKey().generatedAlwaysAsIdentity() : c.primaryKey().autoIncrement(),
+          )
+          .addColumn('account_id', 'text', (c) => c.notNull())
+          .addColumn('create_time', bigint, (c) => c.notNull())
+          .addColumn('observation_count', 'integer', (c) => c.notNull())
+          .execute();
+        await db.schema
+          .createTable('observations')
+          .addColumn('account_id', 'text', (c) => c.notNull())
+          .addColumn('entity', 'text', (c) => c.notNull())
+          .addColumn('axis', 'text', (c) => c.notNull())
+          .addColumn('time', bigint, (c) => c.notNull())
+          .addColumn('revision', bigint, (c) => c.notNull())
+          .addColumn('value', sql.raw(real), (c) => c.notNull())
+          .addPrimaryKeyConstraint('observations_pk', ['account_id', 'entity', 'axis', 'time', 'revision'])
+          .execute();
+        await db.schema.createIndex('observations_revision').on('observations').columns(['account_id', 'entity', 'revision']).execute();
+        await db.schema
+          .createTable('usage')
+          .addColumn('account_id', 'text', (c) => c.notNull())
+          .addColumn('month', 'text', (c) => c.notNull())
+          .addColumn('count', 'integer', (c) => c.notNull())
+          .addPrimaryKeyConstraint('usage_pk', ['account_id', 'month'])
+          .execute();
+        await db.schema
+          .createTable('server_secrets')
+          .addColumn('name', 'text', (c) => c.primaryKey())
+          .addColumn('value', 'text', (c) => c.notNull())
+          .execute();
+      },
+    },
+  };
+}
+
+/** A kysely MigrationProvider over the in-code migrations. */
+export function migrationProvider(dialect: DialectName): MigrationProvider {
+  return { getMigrations: async () => migrations(dialect) };
+}

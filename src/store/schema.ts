@@ -1,0 +1,94 @@
+/**
+ * Table types for the query layer (kysely). Times are epoch milliseconds (BIGINT) so they sort
+ * and compare the same way on SQLite and PostgreSQL; booleans are 0/1 integers for the same reason.
+ */
+import type { Generated } from 'kysely';
+
+export interface AccountsTable {
+  id: string;
+  email: string | null;
+  tier: string;
+  create_time: number;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  account_id: string;
+  /** SHA-256 (hex) of the whole key: the key itself is never stored. */
+  hash: string;
+  /** First characters of the key, for display (`fk_live_AbCd`). */
+  prefix: string;
+  /** Space-separated scopes. */
+  scopes: string;
+  name: string;
+  create_time: number;
+  expire_time: number | null;
+  revoke_time: number | null;
+}
+
+export interface EntitiesTable {
+  account_id: string;
+  entity: string;
+  type: string;
+  display_name: string;
+  frequency: string;
+  season_length: number;
+  create_time: number;
+  update_time: number;
+}
+
+export interface AxesTable {
+  account_id: string;
+  entity: string;
+  name: string;
+  unit: string;
+  kind: string;
+}
+
+export interface RelationsTable {
+  account_id: string;
+  parent: string;
+  child: string;
+  kind: string;
+  create_time: number;
+}
+
+export interface RevisionsTable {
+  revision: Generated<number>;
+  account_id: string;
+  create_time: number;
+  observation_count: number;
+}
+
+export interface ObservationsTable {
+  account_id: string;
+  entity: string;
+  axis: string;
+  time: number;
+  revision: number;
+  value: number;
+}
+
+export interface UsageTable {
+  account_id: string;
+  /** Calendar month (UTC) as `YYYY-MM`. */
+  month: string;
+  count: number;
+}
+
+export interface ServerSecretsTable {
+  name: string;
+  value: string;
+}
+
+export interface Schema {
+  accounts: AccountsTable;
+  api_keys: ApiKeysTable;
+  entities: EntitiesTable;
+  axes: AxesTable;
+  relations: RelationsTable;
+  revisions: RevisionsTable;
+  observations: ObservationsTable;
+  usage: UsageTable;
+  server_secrets: ServerSecretsTable;
+}

@@ -1,0 +1,129 @@
+/**
+ * The gRPC transport: a thin grpc-js adapter. Each method of the table is registered with a
+ * handler that builds an `IncomingCall` and hands the call to the pipeline; outcomes map to
+ * gRPC status, initial metadata and trailers. Plus grpc.health.v1 and server reflection.
+ */
+import * as grpc from '@grpc/grpc-js';
+import { loadFileDescriptorSetFromBuffer } from '@grpc/proto-loader';
+import { ReflectionService } from '@grpc/reflection';
+import { HealthImplementation } from 'grpc-health-check';
+import type { IncomingCall } from '../../rpc/context';
+import type { ServiceError } from '../../rpc/errors';
+import type { MethodEntry } from '../../rpc/method';
+import type { CallOutcome, Pipeline } from '../../rpc/pipeline';
+import { encodeStatusDetails } from './status-details';
+
+export interface GrpcServerOptions {
+  readonly maxMessageBytes: number;
+  /** The descriptor image bytes, served by reflection. */
+  readonly descriptorBytes: Buffer;
+}
+
+/** A gRPC server for every method in the pipeline's table, not yet bound to a port. */
+export function createGrpcServer(pipeline: Pipeline, options: GrpcServerOptions): { server: grpc.Server; health: HealthImplementation } {
+  const server = new grpc.Server({
+    'grpc.max_receive_message_length': options.maxMessageBytes,
+    'grpc.max_send_message_length': options.maxMessageBytes,
+  });
+  const byService = new Map<string, MethodEntry[]>();
+  for (const entry of pipeline.methods.values()) {
+    const list = byService.get(entry.service) ?? [];
+    list.push(entry);
+    byService.set(entry.service, list);
+  }
+  const healthStatus: Record<string, 'SERVING'> = { '': 'SERVING' };
+  for (const [service, entries] of byService) {
+    const definition: Record<string, grpc.MethodDefinition<unknown, unknown>> = {};
+    const impl: grpc.UntypedServiceImplementation = {};
+    for (const entry of entries) {
+      definition[entry.key] = entry.definition as unknown as grpc.MethodDefinition<unknown, unknown>;
+      impl[entry.key] = entry.definition.requestStream ? clientStreamHandler(pipeline, entry) : unaryHandler(pipeline, entry);
+    }
+    server.addService(definition as grpc.ServiceDefinition, impl);
+    healthStatus[service] = 'SERVING';
+  }
+  const health = new HealthImplementation(healthStatus);
+  health.addToServer(server);
+  const reflection = new ReflectionService(loadFileDescriptorSetFromBuffer(options.descriptorBytes));
+  reflection.addToServer(server);
+  return { server, health };
+}
+
+function unaryHandler(pipeline: Pipeline, entry: MethodEntry): grpc.handleUnaryCall<unknown, unknown> {
+  return (call, callback) => {
+    pipeline.unary(entry, () => call.request, incomingOf(call)).then((outcome) => finish(call, callback, outcome));
+  };
+}
+
+function clientStreamHandler(pipeline: Pipeline, entry: MethodEntry): grpc.handleClientStreamingCall<unknown, unknown> {
+  return (call, callback) => {
+    pipeline.clientStream(entry, call, incomingOf(call)).then((outcome) => finish(call, callback, outcome));
+  };
+}
+
+function finish(
+  call: grpc.ServerUnaryCall<unknown, unknown> | grpc.ServerReadableStream<unknown, unknown>,
+  callback: grpc.sendUnaryData<unknown>,
+  outcome: CallOutcome<unknown>,
+): void {
+  const metadata = toMetadata(outcome.headers);
+  if (outcome.ok) {
+    call.sendMetadata(metadata);
+    // request-id also in trailers: some clients only surface trailers.
+    callback(null, outcome.response, toMetadata({ 'request-id': outcome.headers['request-id'] }));
+  } else {
+    callback(toGrpcError(outcome.error, metadata));
+  }
+}
+
+/** A pipeline error as a grpc-js error: status, message, trailers with request-id and details. */
+export function toGrpcError(error: ServiceError, trailers: grpc.Metadata): Partial<grpc.StatusObject> {
+  const meta: Record<string, string> = {};
+  if (error.details) for (const [k, v] of Object.entries(error.details)) meta[k] = typeof v === 'string' ? v : JSON.stringify(v);
+  trailers.set('grpc-status-details-bin', encodeStatusDetails(error.grpcStatus, error.message, error.code, meta));
+  return { code: error.grpcStatus, details: error.message, metadata: trailers };
+}
+
+function toMetadata(headers: Record<string, string>): grpc.Metadata {
+  const md = new grpc.Metadata();
+  for (const [k, v] of Object.entries(headers)) md.set(k, v);
+  return md;
+}
+
+function incomingOf(call: grpc.ServerUnaryCall<unknown, unknown> | grpc.ServerReadableStream<unknown, unknown>): IncomingCall {
+  const deadline = call.getDeadline();
+  const ms = deadline instanceof Date ? deadline.getTime() : Number(deadline);
+  const abort = new AbortController();
+  call.on('cancelled', () => abort.abort());
+  return {
+    protocol: 'grpc',
+    header: (name) => {
+      const v = call.metadata.get(name)[0];
+      return v === undefined ? undefined : String(v);
+    },
+    peer: call.getPeer(),
+    deadline: Number.isFinite(ms) ? ms : undefined,
+    signal: abort.signal,
+  };
+}
+
+/** Bind to host:port (0 = any free port); resolves the bound port. */
+export function bindGrpc(server: grpc.Server, host: string, port: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.bindAsync(`${host}:${port}`, grpc.ServerCredentials.createInsecure(), (err, bound) => (err ? reject(err) : resolve(bound)));
+  });
+}
+
+/** Stop accepting calls, drain in-flight ones for up to `graceMs`, then force. */
+export function shutdownGrpc(server: grpc.Server, graceMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      server.forceShutdown();
+      resolve();
+    }, graceMs);
+    server.tryShutdown(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}

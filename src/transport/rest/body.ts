@@ -1,0 +1,32 @@
+/** Reading request bodies with a size limit, and content-type checks, for the gateway. */
+import type { IncomingMessage } from 'node:http';
+import { ServiceError } from '../../rpc/errors';
+
+/** Read the whole body, refusing more than `limit` bytes with 413 (checked before reading when Content-Length says so). */
+export async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  const declared = Number(req.headers['content-length']);
+  const tooLarge = () => new ServiceError('payload_too_large', `request body exceeds the limit of ${limit} bytes`, { limit });
+  if (Number.isFinite(declared) && declared > limit) throw tooLarge();
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) throw tooLarge();
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
+}
+
+/** The media type of a Content-Type header, lower-cased, without parameters. */
+export function mediaType(header: string | undefined): string | undefined {
+  return header?.split(';')[0].trim().toLowerCase() || undefined;
+}
+
+/** Parse a JSON body; 400 with the parser's position on a syntax error. */
+export function parseJson(text: string, what = 'body'): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new ServiceError('invalid_argument', `${what}: malformed JSON (${(err as Error).message})`, { field: what });
+  }
+}

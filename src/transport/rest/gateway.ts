@@ -1,0 +1,167 @@
+/**
+ * The REST transport: one Express middleware that matches the compiled route table, turns the
+ * HTTP request into a call (JSON ↔ generated messages via the descriptor image) and hands it to
+ * the same pipeline the gRPC server uses. Express only hosts; no API path is registered with it.
+ */
+import express, { type Request, type Response, type NextFunction } from 'express';
+import type { Clock } from '../../clock';
+import { newId } from '../../ids';
+import type { Logger } from '../../log';
+import type { IncomingCall } from '../../rpc/context';
+import { ServiceError } from '../../rpc/errors';
+import { API_VERSION, type CallOutcome, type Pipeline } from '../../rpc/pipeline';
+import { mediaType, parseJson, readBody } from './body';
+import { decodeRequest, encodeJson, encodeResponse } from './json-codec';
+import { PathDecodeError } from './path-template';
+import type { Route, RouteTable } from './route-table';
+
+export interface GatewayOptions {
+  readonly maxBodyBytes: number;
+  readonly clock: Clock;
+  readonly log: Logger;
+  /** Non-API handlers mounted before the API (e.g. the sign-up page at `/`). */
+  readonly before?: readonly express.RequestHandler[];
+}
+
+const JSON_TYPES = new Set(['application/json']);
+const NDJSON_TYPES = new Set(['application/x-ndjson', 'application/jsonl', 'application/json-seq']);
+
+/** An Express app serving every route of the table through the pipeline. */
+export function createGateway(pipeline: Pipeline, routes: RouteTable, options: GatewayOptions): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.disable('etag');
+  for (const handler of options.before ?? []) app.use(handler);
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    serve(pipeline, routes, options, req, res).catch(next);
+  });
+  // Last resort: anything thrown outside the pipeline becomes the standard error body.
+  app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    const error = ServiceError.from(err);
+    if (error.code === 'internal') options.log.error('gateway error', { error: err });
+    sendError(res, error, { 'request-id': newId('req', options.clock), 'api-version': API_VERSION });
+  });
+  return app;
+}
+
+async function serve(pipeline: Pipeline, routes: RouteTable, options: GatewayOptions, req: Request, res: Response): Promise<void> {
+  const url = req.originalUrl;
+  const q = url.indexOf('?');
+  const rawPath = q === -1 ? url : url.slice(0, q);
+  const query = new URLSearchParams(q === -1 ? '' : url.slice(q + 1));
+  const gatewayHeaders = () => ({ 'request-id': newId('req', options.clock), 'api-version': API_VERSION });
+  let match;
+  try {
+    match = routes.match(req.method, rawPath);
+  } catch (err) {
+    if (err instanceof PathDecodeError) return sendError(res, new ServiceError('invalid_argument', `path: ${err.message}`), gatewayHeaders());
+    throw err;
+  }
+  if (match.kind === 'not_found') {
+    return sendError(res, new ServiceError('not_found', `no route for ${req.method} ${rawPath.slice(0, 200)}`), gatewayHeaders());
+  }
+  if (match.kind === 'method_not_allowed') {
+    return sendError(res, new ServiceError('method_not_allowed', `${req.method} is not allowed on ${rawPath.slice(0, 200)}; allowed: ${match.allowed.join(', ')}`), {
+      ...gatewayHeaders(),
+      allow: match.allowed.join(', '),
+    });
+  }
+  const { route, vars } = match;
+  const incoming = incomingOf(req, res);
+  let outcome: CallOutcome<unknown>;
+  try {
+    if (route.entry.definition.requestStream) {
+      const lines = await readNdjson(req, route, options.maxBodyBytes);
+      outcome = await pipeline.clientStream(route.entry, decodeLines(route, lines), incoming);
+    } else {
+      const body = route.body ? await readJsonBody(req, options.maxBodyBytes) : undefined;
+      outcome = await pipeline.unary(route.entry, () => route.entry.definition.requestDeserialize(decodeRequest(route, vars, query, body)), incoming);
+    }
+  } catch (err) {
+    // Body-level failures (413, 415, malformed JSON) are judged before the pipeline runs.
+    return sendError(res, ServiceError.from(err), gatewayHeaders());
+  }
+  if (!outcome.ok) return sendError(res, outcome.error, outcome.headers);
+  const json = encodeResponse(route, route.entry.definition.responseSerialize(outcome.response));
+  res.status(200);
+  setHeaders(res, outcome.headers);
+  res.type('application/json').send(JSON.stringify(json));
+}
+
+async function readJsonBody(req: Request, limit: number): Promise<unknown> {
+  const bytes = await readBody(req, limit);
+  if (bytes.length === 0) return undefined;
+  const type = mediaType(req.headers['content-type']);
+  if (!type || !JSON_TYPES.has(type)) {
+    throw new ServiceError('unsupported_media_type', `Content-Type must be application/json, got ${type ?? 'none'}`);
+  }
+  return parseJson(bytes.toString('utf8'));
+}
+
+async function readNdjson(req: Request, route: Route, limit: number): Promise<string[]> {
+  // A stream may be larger than one JSON body: allow up to 64 of them.
+  const bytes = await readBody(req, limit * 64);
+  const type = mediaType(req.headers['content-type']);
+  if (bytes.length > 0 && (!type || !NDJSON_TYPES.has(type))) {
+    throw new ServiceError('unsupported_media_type', `${route.entry.name} takes newline-delimited JSON: Content-Type must be application/x-ndjson, got ${type ?? 'none'}`);
+  }
+  return bytes.toString('utf8').split('\n').filter((l) => l.trim() !== '');
+}
+
+async function* decodeLines(route: Route, lines: readonly string[]): AsyncGenerator<unknown> {
+  for (const [i, line] of lines.entries()) {
+    const object = parseJson(line, `line ${i + 1}`);
+    let bytes: Buffer;
+    try {
+      bytes = encodeJson(route.input, object);
+    } catch (err) {
+      const e = ServiceError.from(err);
+      throw new ServiceError(e.code, `line ${i + 1}: ${e.message}`, e.details);
+    }
+    yield route.entry.definition.requestDeserialize(bytes);
+  }
+}
+
+function incomingOf(req: Request, res: Response): IncomingCall {
+  const abort = new AbortController();
+  res.on('close', () => {
+    if (!res.writableFinished) abort.abort();
+  });
+  const timeout = parseGrpcTimeout(req.headers['grpc-timeout']);
+  return {
+    protocol: 'rest',
+    header: (name) => {
+      const v = req.headers[name];
+      return Array.isArray(v) ? v[0] : v;
+    },
+    peer: req.socket.remoteAddress ?? '',
+    deadline: timeout === undefined ? undefined : Date.now() + timeout,
+    signal: abort.signal,
+  };
+}
+
+/** `Grpc-Timeout` (as grpc-gateway accepts it): digits + unit H/M/S/m/u/n. */
+function parseGrpcTimeout(value: string | string[] | undefined): number | undefined {
+  const m = typeof value === 'string' ? /^(\d{1,8})([HMSmun])$/.exec(value) : null;
+  if (!m) return undefined;
+  const scale: Record<string, number> = { H: 3600e3, M: 60e3, S: 1e3, m: 1, u: 1e-3, n: 1e-6 };
+  return Number(m[1]) * scale[m[2]];
+}
+
+function setHeaders(res: Response, headers: Record<string, string>): void {
+  for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
+}
+
+/** The error body of API.md section 4, with its status and headers. */
+export function sendError(res: Response, error: ServiceError, headers: Record<string, string>): void {
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  res.status(error.httpStatus);
+  setHeaders(res, headers);
+  if (error.headers) for (const [k, v] of Object.entries(error.headers)) res.setHeader(k, v);
+  const body: Record<string, unknown> = { code: error.code, message: error.message, request_id: headers['request-id'] };
+  if (error.details) body.details = error.details;
+  res.type('application/json').send(JSON.stringify(body));
+}

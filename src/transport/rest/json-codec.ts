@@ -1,0 +1,111 @@
+/**
+ * The proto3 JSON mapping for the gateway, using the descriptor image (protobuf-es reflection):
+ * strict decoding (unknown fields and wrong types are 400 naming the field), proto field
+ * names on output, every field emitted. The endpoint itself sees the same generated (ts-proto)
+ * objects as over gRPC: JSON → reflective message → binary → generated decoder, and back.
+ */
+import { fromBinary, fromJson, toBinary, toJson, type DescField, type DescMessage, type JsonValue } from '@bufbuild/protobuf';
+import { invalidArgument, ServiceError } from '../../rpc/errors';
+import type { Route } from './route-table';
+
+const JSON_WRITE = { useProtoFieldName: true, alwaysEmitImplicit: true } as const;
+
+/** Build the request JSON from body, path variables and query, then its binary encoding. */
+export function decodeRequest(route: Route, vars: Record<string, string>, query: URLSearchParams, body: unknown): Buffer {
+  let object: Record<string, unknown>;
+  if (route.body === '*') {
+    if (body === undefined) object = {};
+    else if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalidArgument('body', 'must be a JSON object');
+    else object = { ...(body as Record<string, unknown>) };
+  } else if (route.body) {
+    object = body === undefined ? {} : { [route.body]: body };
+  } else {
+    object = {};
+  }
+  for (const [path, value] of Object.entries(vars)) {
+    if (hasFieldPath(route.input, object, path)) throw invalidArgument(path, 'is given in the URL path and must not be repeated in the body');
+    setFieldPath(object, path, value);
+  }
+  if (route.body !== '*') addQuery(route.input, object, query);
+  else if ([...query.keys()].length > 0) throw invalidArgument([...query.keys()][0], 'query parameters are not accepted by this method (send them in the body)');
+  return encodeJson(route.input, object);
+}
+
+/** JSON object → binary encoding of `schema`, or 400 naming the offending field. */
+export function encodeJson(schema: DescMessage, object: unknown): Buffer {
+  try {
+    return Buffer.from(toBinary(schema, fromJson(schema, object as JsonValue, { ignoreUnknownFields: false })));
+  } catch (err) {
+    throw jsonError(err);
+  }
+}
+
+/** Response bytes → JSON value (the `response_body` field alone, when the rule names one). */
+export function encodeResponse(route: Route, bytes: Uint8Array): JsonValue {
+  const message = fromBinary(route.output, bytes);
+  if (!route.responseBody) return toJson(route.output, message, JSON_WRITE);
+  const field = route.output.fields.find((f) => f.name === route.responseBody)!;
+  if (field.fieldKind !== 'message') throw new Error(`response_body ${field.name} must be a message field`);
+  const sub = (message as unknown as Record<string, unknown>)[field.localName];
+  return toJson(field.message, (sub ?? {}) as never, JSON_WRITE);
+}
+
+/** Turn protobuf-es JSON errors into 400s that name the field (and never echo internals). */
+function jsonError(err: unknown): ServiceError {
+  const text = err instanceof Error ? err.message : String(err);
+  const unknownKey = /key "([^"]+)" is unknown/.exec(text);
+  if (unknownKey) return invalidArgument(unknownKey[1], 'unknown field');
+  const field = /cannot decode field [\w.]*?\.(\w+) from JSON: (.*)$/.exec(text);
+  if (field) return invalidArgument(field[1], field[2]);
+  const msg = /cannot decode message [\w.]+ from JSON: (.*)$/.exec(text);
+  return invalidArgument('body', msg ? msg[1] : 'is not a valid request');
+}
+
+function findField(schema: DescMessage, name: string): DescField | undefined {
+  return schema.fields.find((f) => f.name === name || f.jsonName === name);
+}
+
+function hasFieldPath(schema: DescMessage, object: Record<string, unknown>, path: string): boolean {
+  const [head, ...rest] = path.split('.');
+  const field = findField(schema, head);
+  const value = object[head] ?? (field ? object[field.jsonName] : undefined);
+  if (value === undefined) return false;
+  if (rest.length === 0 || !field || field.fieldKind !== 'message' || typeof value !== 'object' || value === null) return true;
+  return hasFieldPath(field.message, value as Record<string, unknown>, rest.join('.'));
+}
+
+function setFieldPath(object: Record<string, unknown>, path: string, value: unknown): void {
+  const parts = path.split('.');
+  let target = object;
+  for (const part of parts.slice(0, -1)) {
+    const next = target[part];
+    target = (target[part] = typeof next === 'object' && next !== null ? next : {}) as Record<string, unknown>;
+  }
+  target[parts[parts.length - 1]] = value;
+}
+
+/** Query parameters → fields (grpc-gateway style: `?a=1&b.c=x&list=1&list=2`). */
+function addQuery(schema: DescMessage, object: Record<string, unknown>, query: URLSearchParams): void {
+  for (const key of new Set(query.keys())) {
+    const values = query.getAll(key);
+    let desc = schema;
+    let field: DescField | undefined;
+    for (const part of key.split('.')) {
+      field = findField(desc, part);
+      if (!field) throw invalidArgument(key, 'unknown query parameter');
+      if (field.fieldKind === 'message') desc = field.message;
+    }
+    if (!field || field.fieldKind === 'message' || field.fieldKind === 'map') throw invalidArgument(key, 'cannot be set from the query string');
+    if (hasFieldPath(schema, object, key)) throw invalidArgument(key, 'is given in the URL path and must not be repeated in the query');
+    const convert = (v: string): unknown => (field!.fieldKind === 'scalar' && field!.scalar === 8 /* BOOL */ ? boolOf(key, v) : v);
+    if (field.fieldKind === 'list') setFieldPath(object, key, values.map(convert));
+    else if (values.length > 1) throw invalidArgument(key, 'is given more than once');
+    else setFieldPath(object, key, convert(values[0]));
+  }
+}
+
+function boolOf(key: string, v: string): boolean {
+  if (v === 'true' || v === '1') return true;
+  if (v === 'false' || v === '0') return false;
+  throw invalidArgument(key, `expected true or false, got ${JSON.stringify(v)}`);
+}

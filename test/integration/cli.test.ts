@@ -1,0 +1,60 @@
+/** The operator CLI against a real SQLite file: accounts and keys made by the CLI work on the API. */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { packageRoot } from '../../src/rpc/descriptors';
+import { startTestService } from '../helpers/service';
+
+const bin = join(packageRoot(), 'bin', 'forecast.js');
+
+function cli(args: string[], env: NodeJS.ProcessEnv): { code: number; out: string; err: string } {
+  try {
+    const out = execFileSync(process.execPath, [bin, ...args], { env: { ...process.env, ...env }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    return { code: 0, out, err: '' };
+  } catch (e: any) {
+    return { code: e.status, out: String(e.stdout), err: String(e.stderr) };
+  }
+}
+
+test('accounts create --json, keys create/revoke, set-tier; the keys work on the API', async () => {
+  const db = `sqlite:${join(mkdtempSync(join(tmpdir(), 'forecast-cli-')), 'cli.db')}`;
+  const env = { DATABASE_URL: db };
+  const created = cli(['accounts', 'create', '--tier', 'free', '--email', 'ops@example.com', '--json'], env);
+  assert.equal(created.code, 0, created.err);
+  const { account_id, api_key } = JSON.parse(created.out.trim());
+  assert.match(account_id, /^acct_/);
+  assert.match(api_key, /^fk_live_/);
+  const dup = cli(['accounts', 'create', '--tier', 'free', '--email', 'ops@example.com'], env);
+  assert.equal(dup.code, 1);
+  assert.match(dup.err, /already exists/);
+  assert.equal(cli(['accounts', 'create', '--tier', 'gold'], env).code, 2);
+  assert.equal(cli(['accounts', 'set-tier', '--account', account_id, '--tier', 'pro'], env).code, 0);
+  const key2 = JSON.parse(cli(['keys', 'create', '--account', account_id, '--scopes', 'forecast:read', '--json'], env).out.trim());
+  assert.deepEqual(key2.scopes, ['forecast:read']);
+  assert.equal(cli(['keys', 'create', '--account', account_id, '--scopes', 'everything'], env).code, 2);
+
+  const t = await startTestService({ env: { DATABASE_URL: db } });
+  try {
+    const get = (k: string) => fetch(`${t.baseUrl}/v1/account`, { headers: { authorization: `Bearer ${k}` } });
+    const res = await get(api_key);
+    assert.equal(res.status, 200);
+    const body = (await res.json()) as { tier: string; email: string };
+    assert.equal(body.tier, 'pro');
+    assert.equal(body.email, 'ops@example.com');
+    assert.equal((await get(key2.api_key)).status, 200);
+    assert.equal(cli(['keys', 'revoke', '--account', account_id, '--key', key2.key_id], env).code, 0);
+    assert.equal((await get(key2.api_key)).status, 401);
+    assert.equal(cli(['keys', 'revoke', '--account', account_id, '--key', key2.key_id], env).code, 1);
+  } finally {
+    await t.close();
+  }
+});
+
+test('usage errors exit 2 with the usage text', () => {
+  const r = cli(['frobnicate'], {});
+  assert.equal(r.code, 2);
+  assert.match(r.err, /usage: forecast/);
+});

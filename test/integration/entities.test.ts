@@ -1,0 +1,277 @@
+/**
+ * Entities, observations and relations over both protocols: create/get/list/delete, all-or-nothing
+ * ingest, corrections with as-of reads, pagination, bulk ingest, relations and cycles.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as grpc from '@grpc/grpc-js';
+import { EntityServiceClient, type BulkIngestObservationsResponse } from '../../gen/forecast/v1/entity_service.pb';
+import { startTestService, type TestService } from '../helpers/service';
+import { grpcCall, rest, type Outcome } from '../helpers/dual';
+
+let t: TestService;
+let client: EntityServiceClient;
+let key: string;
+
+before(async () => {
+  t = await startTestService();
+  client = t.client(EntityServiceClient);
+  key = (await t.account('enterprise')).key;
+});
+after(() => t.close());
+
+const day = (d: number) => new Date(Date.UTC(2026, 0, 1 + d)).toISOString().replace('.000Z', 'Z');
+
+async function createEntity(protocol: 'rest' | 'grpc', entity: string, extra: Record<string, unknown> = {}): Promise<Outcome> {
+  const body = { entity, frequency: 'P1D', axes: [{ name: 'demand', unit: 'units', kind: 'count' }, { name: 'revenue', unit: 'EUR' }], ...extra };
+  if (protocol === 'rest') return rest(t, key, { method: 'POST', path: '/v1/entities', body });
+  return grpcCall(client, client.createEntity, key, {
+    entity,
+    frequency: (extra.frequency as string) ?? 'P1D',
+    displayName: '',
+    seasonLength: 0,
+    axes: body.axes.map((a: any) => ({ unit: '', kind: '', ...a })),
+    parents: (extra.parents as string[]) ?? [],
+  });
+}
+
+function ingest(protocol: 'rest' | 'grpc', entity: string, observations: { axis: string; time: string; value: number }[]): Promise<Outcome> {
+  if (protocol === 'rest') return rest(t, key, { method: 'POST', path: `/v1/entities/${entity}/observations`, body: { observations } });
+  return grpcCall(client, client.ingestObservations, key, { entity, observations: observations.map((o) => ({ ...o, revision: '0' })) });
+}
+
+async function listAll(protocol: 'rest' | 'grpc', entity: string, query: Record<string, string> = {}): Promise<any[]> {
+  if (protocol === 'rest') {
+    const qs = new URLSearchParams(query).toString();
+    const o = await rest(t, key, { method: 'GET', path: `/v1/entities/${entity}/observations${qs ? '?' + qs : ''}` });
+    assert.equal(o.code, 'ok', o.message);
+    return o.data.observations;
+  }
+  const o = await grpcCall(client, client.listObservations, key, {
+    entity,
+    axis: query.axis ?? '',
+    start: '',
+    end: '',
+    asOfRevision: query.as_of_revision ?? '0',
+    pageSize: Number(query.page_size ?? 0),
+    cursor: '',
+  });
+  assert.equal(o.code, 'ok', o.message);
+  return o.data.observations;
+}
+
+for (const protocol of ['rest', 'grpc'] as const) {
+  describe(`entities over ${protocol}`, () => {
+    const e = `store:${protocol}-main`;
+
+    test('create, get (raw and percent-encoded id), defaults applied', async () => {
+      const c = await createEntity(protocol, e);
+      assert.equal(c.code, 'ok', c.message);
+      const entity = protocol === 'rest' ? c.data : c.data.entity;
+      assert.equal(entity.entity, e);
+      assert.equal(entity.type, 'store');
+      assert.equal(protocol === 'rest' ? entity.season_length : entity.seasonLength, 7);
+      assert.deepEqual(entity.axes.map((a: any) => [a.name, a.kind]), [['demand', 'count'], ['revenue', 'continuous']]);
+      if (protocol === 'rest') {
+        for (const path of [`/v1/entities/${e}`, `/v1/entities/${encodeURIComponent(e)}`]) {
+          const g = await rest(t, key, { method: 'GET', path });
+          assert.equal(g.code, 'ok', `${path}: ${g.message}`);
+          assert.equal(g.data.entity, e);
+        }
+      }
+    });
+
+    test('a batch with one bad row stores nothing and names the row', async () => {
+      const rows = [
+        { axis: 'demand', time: day(0), value: 5 },
+        { axis: 'demand', time: day(1), value: 6 },
+        { axis: 'demand', time: day(2), value: 2.5 }, // not a count
+      ];
+      const bad = await ingest(protocol, e, rows);
+      assert.equal(bad.code, 'invalid_argument');
+      assert.ok(bad.message.includes('observations[2].value'), bad.message);
+      assert.deepEqual(await listAll(protocol, e), []);
+      for (const [row, field] of [
+        [{ axis: 'nope', time: day(0), value: 1 }, 'observations[0].axis'],
+        [{ axis: 'demand', time: '2026-01-01T12:00:00Z', value: 1 }, 'observations[0].time'],
+        [{ axis: 'demand', time: 'yesterday', value: 1 }, 'observations[0].time'],
+      ] as const) {
+        const o = await ingest(protocol, e, [row as any]);
+        assert.equal(o.code, 'invalid_argument');
+        assert.ok(o.message.includes(field), o.message);
+      }
+      const dup = await ingest(protocol, e, [rows[0], rows[1], rows[0]]);
+      assert.ok(dup.message.includes('observations[2]') && dup.message.includes('observations[0]'), dup.message);
+      const tooMany = await ingest(protocol, e, Array.from({ length: 10_001 }, (_, i) => ({ axis: 'revenue', time: day(i), value: i })));
+      assert.equal(tooMany.code, 'invalid_argument');
+      assert.deepEqual(await listAll(protocol, e), []);
+    });
+
+    test('corrections supersede, and as-of reads see the data as it was', async () => {
+      const first = await ingest(protocol, e, [
+        { axis: 'demand', time: day(0), value: 5 },
+        { axis: 'demand', time: day(1), value: 6 },
+        { axis: 'revenue', time: day(0), value: 50.5 },
+      ]);
+      assert.equal(first.code, 'ok', first.message);
+      assert.equal(first.data.accepted, 3);
+      assert.equal(first.data.corrections, 0);
+      const rev1 = first.data.revision;
+      const second = await ingest(protocol, e, [
+        { axis: 'demand', time: day(1), value: 7 },
+        { axis: 'demand', time: day(2), value: 8 },
+      ]);
+      assert.equal(second.data.corrections, 1);
+      assert.ok(Number(second.data.revision) > Number(rev1));
+      const now = await listAll(protocol, e, { axis: 'demand' });
+      assert.deepEqual(now.map((o) => o.value), [5, 7, 8]);
+      const then = await listAll(protocol, e, { axis: 'demand', as_of_revision: String(rev1) });
+      assert.deepEqual(then.map((o) => o.value), [5, 6]);
+      assert.deepEqual(then.map((o) => String(o.revision)), [String(rev1), String(rev1)]);
+      const all = await listAll(protocol, e);
+      assert.deepEqual(all.map((o) => `${o.axis}@${o.time}`), [`demand@${day(0)}`, `demand@${day(1)}`, `demand@${day(2)}`, `revenue@${day(0)}`]);
+    });
+
+    test('frequency cannot change once there is data; axes can be added', async () => {
+      const o = await createEntity(protocol, e, { frequency: 'P1W' });
+      assert.equal(o.code, 'failed_precondition');
+      assert.ok(o.message.includes('frequency'));
+      const added = await createEntity(protocol, e, { axes: [{ name: 'visits', kind: 'count' }] });
+      assert.equal(added.code, 'ok', added.message);
+      const ent = protocol === 'rest' ? added.data : added.data.entity;
+      assert.deepEqual(ent.axes.map((a: any) => a.name), ['demand', 'revenue', 'visits']);
+    });
+  });
+}
+
+describe('pagination', () => {
+  before(async () => {
+    for (let i = 0; i < 7; i++) assert.equal((await createEntity('rest', `sku:p${i}`)).code, 'ok');
+  });
+
+  test('pages walk the set once, in order, and stop with an empty cursor (both protocols)', async () => {
+    const restNames: string[] = [];
+    let cursor = '';
+    do {
+      const o = await rest(t, key, { method: 'GET', path: `/v1/entities?type=sku&page_size=3${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}` });
+      assert.equal(o.code, 'ok', o.message);
+      assert.ok(o.data.entities.length <= 3);
+      restNames.push(...o.data.entities.map((x: any) => x.entity));
+      cursor = o.data.next_cursor;
+      // an insert during the walk must not duplicate or skip earlier items
+      if (restNames.length === 3) await createEntity('rest', 'sku:p0a');
+    } while (cursor);
+    assert.deepEqual(restNames, ['sku:p0', 'sku:p1', 'sku:p2', 'sku:p3', 'sku:p4', 'sku:p5', 'sku:p6']);
+    const grpcNames: string[] = [];
+    cursor = '';
+    do {
+      const o = await grpcCall(client, client.listEntities, key, { type: 'sku', pageSize: 3, cursor });
+      grpcNames.push(...o.data.entities.map((x: any) => x.entity));
+      cursor = o.data.nextCursor;
+    } while (cursor);
+    assert.deepEqual(grpcNames, ['sku:p0', 'sku:p0a', 'sku:p1', 'sku:p2', 'sku:p3', 'sku:p4', 'sku:p5', 'sku:p6']);
+  });
+
+  test('a tampered cursor, or one from another query or account, is 400 invalid_cursor', async () => {
+    const first = await rest(t, key, { method: 'GET', path: '/v1/entities?type=sku&page_size=2' });
+    const cursor: string = first.data.next_cursor;
+    assert.ok(cursor);
+    const tampered = cursor.slice(0, 3) + (cursor[3] === 'A' ? 'B' : 'A') + cursor.slice(4);
+    for (const path of [`/v1/entities?type=sku&cursor=${encodeURIComponent(tampered)}`, `/v1/entities?type=store&cursor=${encodeURIComponent(cursor)}`]) {
+      const o = await rest(t, key, { method: 'GET', path });
+      assert.equal(o.code, 'invalid_cursor', path);
+      assert.equal(o.status, 400);
+    }
+    const other = (await t.account()).key;
+    const g = await grpcCall(client, client.listEntities, other, { type: 'sku', pageSize: 2, cursor });
+    assert.equal(g.code, 'invalid_cursor');
+  });
+
+  test('page_size: default 50, >200 coerced to 200, negative or non-integer is 400', async () => {
+    const neg = await rest(t, key, { method: 'GET', path: '/v1/entities?page_size=-1' });
+    assert.equal(neg.code, 'invalid_argument');
+    assert.ok(neg.message.includes('page_size'));
+    const frac = await rest(t, key, { method: 'GET', path: '/v1/entities?page_size=2.5' });
+    assert.equal(frac.code, 'invalid_argument');
+    const g = await grpcCall(client, client.listEntities, key, { type: '', pageSize: -5, cursor: '' });
+    assert.equal(g.code, 'invalid_argument');
+    const big = await rest(t, key, { method: 'GET', path: '/v1/entities?page_size=100000' });
+    assert.equal(big.code, 'ok');
+  });
+});
+
+describe('bulk ingest', () => {
+  test('gRPC client streaming commits all messages as one revision', async () => {
+    await createEntity('grpc', 'sku:bulk1');
+    await createEntity('grpc', 'sku:bulk2');
+    const md = new grpc.Metadata();
+    md.set('authorization', `Bearer ${key}`);
+    const res = await new Promise<BulkIngestObservationsResponse>((resolve, reject) => {
+      const stream = client.bulkIngestObservations(md, (err, r) => (err ? reject(err) : resolve(r)));
+      for (let m = 0; m < 3; m++) {
+        stream.write({ entity: m === 2 ? 'sku:bulk2' : 'sku:bulk1', observations: Array.from({ length: 100 }, (_, i) => ({ axis: 'revenue', time: day(m * 100 + i), value: i, revision: '0' })) });
+      }
+      stream.end();
+    });
+    assert.equal(res.accepted, 300);
+    assert.equal(res.messages, 3);
+    const rows = await listAll('grpc', 'sku:bulk1', { page_size: '200' });
+    assert.equal(rows.length, 200);
+    assert.ok(rows.every((r) => String(r.revision) === res.revision));
+  });
+
+  test('gRPC stream with a bad row in a later message stores nothing', async () => {
+    await createEntity('grpc', 'sku:bulk3');
+    const md = new grpc.Metadata();
+    md.set('authorization', `Bearer ${key}`);
+    const err = await new Promise<grpc.ServiceError>((resolve) => {
+      const stream = client.bulkIngestObservations(md, (e) => resolve(e!));
+      stream.write({ entity: 'sku:bulk3', observations: [{ axis: 'revenue', time: day(0), value: 1, revision: '0' }] });
+      stream.write({ entity: 'sku:bulk3', observations: [{ axis: 'revenue', time: day(1), value: Number.NaN, revision: '0' }] });
+      stream.end();
+    });
+    assert.equal(err.code, grpc.status.INVALID_ARGUMENT);
+    assert.ok(err.details.includes('messages[1].observations[0].value'), err.details);
+    assert.deepEqual(await listAll('grpc', 'sku:bulk3'), []);
+  });
+
+  test('REST takes the same stream as newline-delimited JSON', async () => {
+    await createEntity('rest', 'sku:bulk4');
+    const lines = [0, 1].map((m) => JSON.stringify({ entity: 'sku:bulk4', observations: [{ axis: 'demand', time: day(m), value: m }] })).join('\n');
+    const o = await rest(t, key, { method: 'POST', path: '/v1/observations:bulkIngest', rawBody: lines + '\n', headers: { 'content-type': 'application/x-ndjson' } });
+    assert.equal(o.code, 'ok', o.message);
+    assert.equal(o.data.accepted, 2);
+    assert.equal(o.data.messages, 2);
+    const bad = await rest(t, key, { method: 'POST', path: '/v1/observations:bulkIngest', rawBody: '{"entity": "sku:bulk4", "bogus": 1}\n', headers: { 'content-type': 'application/x-ndjson' } });
+    assert.equal(bad.code, 'invalid_argument');
+    assert.ok(bad.message.includes('line 1') && bad.message.includes('bogus'), bad.message);
+  });
+});
+
+describe('relations', () => {
+  test('contains edges: parents on create, relation create, cycles refused, delete cascades', async () => {
+    assert.equal((await createEntity('rest', 'region:eu')).code, 'ok');
+    const store = await createEntity('rest', 'store:paris', { parents: ['region:eu'] });
+    assert.equal(store.code, 'ok', store.message);
+    assert.deepEqual(store.data.parents, ['region:eu']);
+    await createEntity('grpc', 'sku:A42');
+    const rel = await grpcCall(client, client.createRelation, key, { parent: 'store:paris', child: 'sku:A42', kind: '' });
+    assert.equal(rel.code, 'ok', rel.message);
+    assert.equal(rel.data.relation.kind, 'contains');
+    const cycle = await rest(t, key, { method: 'POST', path: '/v1/relations', body: { parent: 'sku:A42', child: 'region:eu' } });
+    assert.equal(cycle.code, 'invalid_argument');
+    assert.ok(cycle.message.includes('cycle'), cycle.message);
+    const missing = await rest(t, key, { method: 'POST', path: '/v1/relations', body: { parent: 'region:eu', child: 'sku:nope' } });
+    assert.equal(missing.code, 'invalid_argument');
+    assert.ok(missing.message.includes('child'));
+    const self = await createEntity('grpc', 'region:eu', { parents: ['store:paris'] });
+    assert.equal(self.code, 'invalid_argument');
+    const del = await rest(t, key, { method: 'DELETE', path: '/v1/entities/store:paris' });
+    assert.equal(del.code, 'ok');
+    assert.deepEqual(del.data, { entity: 'store:paris', deleted: true });
+    const sku = await rest(t, key, { method: 'GET', path: '/v1/entities/sku:A42' });
+    assert.deepEqual(sku.data.parents, []);
+    const again = await grpcCall(client, client.deleteEntity, key, { entity: 'store:paris' });
+    assert.equal(again.code, 'not_found');
+  });
+});

@@ -1,0 +1,27 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { CursorCodec, pageSize } from '../../../src/rpc/pagination';
+import { ServiceError } from '../../../src/rpc/errors';
+
+test('page size: default, cap, refusal', () => {
+  assert.equal(pageSize(0), 50);
+  assert.equal(pageSize(undefined), 50);
+  assert.equal(pageSize(7), 7);
+  assert.equal(pageSize(200), 200);
+  assert.equal(pageSize(201), 200);
+  assert.throws(() => pageSize(-1), (e: ServiceError) => e.code === 'invalid_argument');
+});
+
+test('cursors round-trip and are bound to account, query and secret', () => {
+  const codec = new CursorCodec(Buffer.alloc(32, 1));
+  const c = codec.encode('acct_1', 'q', { e: 'store:x' });
+  assert.deepEqual(codec.decode('acct_1', 'q', c), { e: 'store:x' });
+  const invalid = (e: ServiceError) => e.code === 'invalid_cursor';
+  assert.throws(() => codec.decode('acct_2', 'q', c), invalid);
+  assert.throws(() => codec.decode('acct_1', 'other', c), invalid);
+  assert.throws(() => new CursorCodec(Buffer.alloc(32, 2)).decode('acct_1', 'q', c), invalid);
+  assert.throws(() => codec.decode('acct_1', 'q', 'garbage'), invalid);
+  assert.throws(() => codec.decode('acct_1', 'q', ''), invalid);
+  const forged = Buffer.from(JSON.stringify({ e: 'store:z' })).toString('base64url') + c.slice(c.indexOf('.'));
+  assert.throws(() => codec.decode('acct_1', 'q', forged), invalid);
+});
