@@ -5,7 +5,7 @@ export npm_config_nodedir ?= /usr
 NPM_STAMP := node_modules/.install-stamp
 BUF := node_modules/.bin/buf
 
-.PHONY: install generate build test run bench lint check-generated baseline clean
+.PHONY: install generate build test run bench lint check-generated baseline browser clean
 
 install: $(NPM_STAMP)
 
@@ -34,7 +34,11 @@ check-generated: install
 
 lint: check-generated
 
-test: build check-generated
+# Debian's Chromium for the browser test (installed when missing).
+browser:
+	scripts/install-browser.sh
+
+test: build check-generated browser
 	node scripts/run-tests.js
 
 run: build

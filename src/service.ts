@@ -9,7 +9,8 @@ import type * as grpc from '@grpc/grpc-js';
 import type express from 'express';
 import { AccountStore } from './accounts/account-store';
 import { accountService } from './accounts/account-service';
-import { quotaInterceptor, UsageStore } from './accounts/quota';
+import { keyService } from './accounts/key-service';
+import { quotaInterceptor, rateLimitHeaders, monthOf, UsageStore } from './accounts/quota';
 import { systemClock, type Clock } from './clock';
 import type { Config } from './config';
 import { entityService } from './entities/entity-service';
@@ -18,6 +19,8 @@ import { ObservationStore } from './entities/observation-store';
 import { createLogger, type Logger } from './log';
 import { loadDescriptors, DESCRIPTOR_IMAGE, type Descriptors } from './rpc/descriptors';
 import { CursorCodec } from './rpc/pagination';
+import { DEPRECATIONS, type DeprecationNotice } from './rpc/deprecations';
+import { idempotencyInterceptor, IdempotencyStore } from './rpc/idempotency';
 import { Pipeline } from './rpc/pipeline';
 import { buildMethodTable, type ServiceBinding } from './rpc/registry';
 import { openDatabase, type Database } from './store/database';
@@ -25,6 +28,7 @@ import { serverSecret } from './store/secrets';
 import { bindGrpc, createGrpcServer, shutdownGrpc } from './transport/grpc/server';
 import { createGateway } from './transport/rest/gateway';
 import { RouteTable } from './transport/rest/route-table';
+import { siteHandlers } from './web/site';
 
 /** Everything the endpoints may need. */
 export interface ServiceContext {
@@ -36,6 +40,7 @@ export interface ServiceContext {
   readonly usage: UsageStore;
   readonly entities: EntityStore;
   readonly observations: ObservationStore;
+  readonly idempotency: IdempotencyStore;
   readonly cursors: CursorCodec;
 }
 
@@ -46,6 +51,8 @@ export interface ServiceOptions {
   readonly extraDescriptors?: readonly string[];
   /** Extra services (tests bind test-only endpoints). */
   readonly extraServices?: (ctx: ServiceContext) => readonly ServiceBinding[];
+  /** Deprecation notices (default: the served contract's table). */
+  readonly deprecations?: Readonly<Record<string, DeprecationNotice>>;
 }
 
 export interface RunningService {
@@ -75,17 +82,40 @@ export async function createService(config: Config, options: ServiceOptions = {}
     usage: new UsageStore(database),
     entities: new EntityStore(database),
     observations: new ObservationStore(database),
+    idempotency: new IdempotencyStore(database),
     cursors: new CursorCodec(await serverSecret(database, 'cursor')),
   };
   const bindings = [
     entityService(ctx),
     accountService(ctx),
+    keyService(ctx),
     ...(options.extraServices?.(ctx) ?? []),
   ];
-  const methods = buildMethodTable(bindings, descriptors.registry);
-  const pipeline = new Pipeline({ accounts: ctx.accounts, clock, log, interceptors: [quotaInterceptor(ctx.usage, clock)] }, methods);
+  const methods = buildMethodTable(bindings, descriptors.registry, options.deprecations ?? DEPRECATIONS);
   const routes = RouteTable.compile(methods, descriptors.registry);
-  const app = createGateway(pipeline, routes, { maxBodyBytes: config.maxBodyBytes, clock, log });
+  const postMethods = new Set(routes.routes.filter((r) => r.httpMethod === 'POST').map((r) => r.entry.path));
+  const pipeline = new Pipeline(
+    {
+      accounts: ctx.accounts,
+      clock,
+      log,
+      // Idempotency first: a replay returns before the quota interceptor, so it does not count.
+      interceptors: [
+        idempotencyInterceptor(ctx.idempotency, clock, {
+          appliesTo: (path) => postMethods.has(path),
+          onReplay: async (callCtx) => {
+            const p = callCtx.principal!;
+            const now = clock.now();
+            const used = await ctx.usage.used(p.accountId, monthOf(now).key);
+            for (const [k, v] of Object.entries(rateLimitHeaders(p.tier, used, now))) callCtx.setHeader(k, v);
+          },
+        }),
+        quotaInterceptor(ctx.usage, clock),
+      ],
+    },
+    methods,
+  );
+  const app = createGateway(pipeline, routes, { maxBodyBytes: config.maxBodyBytes, clock, log, before: siteHandlers(pipeline) });
   const { server: grpcServer, health } = createGrpcServer(pipeline, {
     maxMessageBytes: config.maxGrpcMessageBytes,
     descriptorBytes: descriptors.bytes,
@@ -103,9 +133,15 @@ export async function startService(config: Config, options: ServiceOptions = {})
   });
   http.keepAliveTimeout = 65_000;
   const httpPort = (http.address() as AddressInfo).port;
+  // Idempotency entries live 24 hours; purge expired ones hourly (and once at start).
+  const purge = () => ctx.idempotency.purgeExpired(ctx.clock.now()).catch((error) => ctx.log.warn('idempotency purge failed', { error }));
+  void purge();
+  const purgeTimer = setInterval(purge, 3600_000);
+  purgeTimer.unref();
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
+      clearInterval(purgeTimer);
       health.setStatus('', 'NOT_SERVING');
       const httpClosed = new Promise<void>((resolve) => http.close(() => resolve()));
       http.closeIdleConnections();

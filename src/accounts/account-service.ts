@@ -6,9 +6,40 @@ import { API_VERSION } from '../rpc/pipeline';
 import { bindService, type ServiceBinding } from '../rpc/registry';
 import { monthOf, type UsageStore } from './quota';
 import { TIERS } from './tiers';
+import type { AccountStore } from './account-store';
+import { invalidArgument, ServiceError } from '../rpc/errors';
 
-export function accountService(deps: { usage: UsageStore }): ServiceBinding {
+/** Sign-ups allowed per client address per hour. */
+export const SIGNUPS_PER_ADDRESS_PER_HOUR = 5;
+const HOUR = 3600_000;
+/** A pragmatic email check (the HTML spec's `type=email` rule), not full RFC 5322. */
+const EMAIL = /^[a-zA-Z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)+$/;
+
+/** The client address a sign-up is counted against (IPv4-mapped IPv6 folded to IPv4). */
+function clientAddress(peer: string): string {
+  const host = peer.replace(/^ipv[46]:/, '').replace(/:\d+$/, '').replace(/^\[|\]$/g, '');
+  return host.startsWith('::ffff:') ? host.slice(7) : host;
+}
+
+export function accountService(deps: { usage: UsageStore; accounts: AccountStore }): ServiceBinding {
   return bindService(AccountServiceService, {
+    signUp: {
+      access: 'public',
+      async handle(req, ctx) {
+        const email = req.email.trim().toLowerCase();
+        if (!email) throw invalidArgument('email', 'is required');
+        if (email.length > 254 || !EMAIL.test(email)) throw invalidArgument('email', `${JSON.stringify(req.email.slice(0, 80))} is not a valid email address`);
+        const address = clientAddress(ctx.peer);
+        const now = ctx.clock.now();
+        const result = await deps.accounts.signUp(email, address, now - HOUR, SIGNUPS_PER_ADDRESS_PER_HOUR);
+        if ('limited' in result) {
+          const retry = Math.max(1, Math.ceil((result.limited + HOUR - now) / 1000));
+          throw new ServiceError('quota_exceeded', `at most ${SIGNUPS_PER_ADDRESS_PER_HOUR} sign-ups per hour from one address; retry in ${retry} s`, { limit: SIGNUPS_PER_ADDRESS_PER_HOUR }, { 'retry-after': String(retry) });
+        }
+        const { account, created } = result;
+        return { accountId: account.id, tier: account.tier, keyId: created.key.id, apiKey: created.apiKey, monthlyQuota: TIERS.free.monthlyQuota! };
+      },
+    },
     getAccount: {
       access: 'authenticated',
       async handle(_req, ctx) {

@@ -38,16 +38,18 @@ export class AccountStore {
 
   /** Create an account with a first key. Email, when given, must be unused (409 `already_exists`). */
   async createAccount(tier: Tier, email: string | null, scopes: readonly Scope[] = DEFAULT_SCOPES): Promise<{ account: AccountRow; created: CreatedKey }> {
-    return this.database.transaction(async (trx) => {
-      if (email !== null) {
-        const taken = await trx.selectFrom('accounts').select('id').where('email', '=', email).executeTakeFirst();
-        if (taken) throw new ServiceError('already_exists', `an account with email ${JSON.stringify(email)} already exists`, { field: 'email' });
-      }
-      const account: AccountRow = { id: newId('acct', this.clock), email, tier, createTime: this.clock.now() };
-      await trx.insertInto('accounts').values({ id: account.id, email, tier, create_time: account.createTime }).execute();
-      const created = await this.insertKey(trx, account.id, scopes, null, 'default');
-      return { account, created };
-    });
+    return this.database.transaction((trx) => this.createAccountIn(trx, tier, email, scopes));
+  }
+
+  private async createAccountIn(trx: Queryable, tier: Tier, email: string | null, scopes: readonly Scope[]): Promise<{ account: AccountRow; created: CreatedKey }> {
+    if (email !== null) {
+      const taken = await trx.selectFrom('accounts').select('id').where('email', '=', email).executeTakeFirst();
+      if (taken) throw new ServiceError('already_exists', `an account with email ${JSON.stringify(email)} already exists`, { field: 'email' });
+    }
+    const account: AccountRow = { id: newId('acct', this.clock), email, tier, createTime: this.clock.now() };
+    await trx.insertInto('accounts').values({ id: account.id, email, tier, create_time: account.createTime }).execute();
+    const created = await this.insertKey(trx, account.id, scopes, null, 'default');
+    return { account, created };
   }
 
   /** Create a key for an account. */
@@ -120,6 +122,59 @@ export class AccountStore {
     };
   }
 
+  /** One key of the account, or undefined. */
+  async getKey(accountId: string, keyId: string): Promise<KeyRow | undefined> {
+    const row = await this.database.db.selectFrom('api_keys').selectAll().where('account_id', '=', accountId).where('id', '=', keyId).executeTakeFirst();
+    return row ? toKeyRow(row) : undefined;
+  }
+
+  /** Keys of the account, newest first, strictly after the keyset position `after` ([create_time, id]). */
+  async listKeys(accountId: string, after: readonly [number, string] | undefined, limit: number): Promise<KeyRow[]> {
+    let q = this.database.db.selectFrom('api_keys').selectAll().where('account_id', '=', accountId);
+    if (after) {
+      const [time, id] = after;
+      q = q.where((eb) => eb.or([eb('create_time', '<', time), eb.and([eb('create_time', '=', time), eb('id', '<', id)])]));
+    }
+    const rows = await q.orderBy('create_time', 'desc').orderBy('id', 'desc').limit(limit).execute();
+    return rows.map(toKeyRow);
+  }
+
+  /**
+   * Replace a key: a new key with the same scopes and name, and the old one expiring at
+   * `oldExpireTime` (or its own earlier expiry), in one transaction.
+   */
+  async rotateKey(accountId: string, keyId: string, oldExpireTime: number): Promise<{ created: CreatedKey; previous: KeyRow } | undefined> {
+    return this.database.transaction(async (trx) => {
+      const row = await trx.selectFrom('api_keys').selectAll().where('account_id', '=', accountId).where('id', '=', keyId).executeTakeFirst();
+      if (!row) return undefined;
+      const old = toKeyRow(row);
+      const expire = old.expireTime === null ? oldExpireTime : Math.min(old.expireTime, oldExpireTime);
+      await trx.updateTable('api_keys').set({ expire_time: expire }).where('account_id', '=', accountId).where('id', '=', keyId).execute();
+      const created = await this.insertKey(trx, accountId, old.scopes, null, old.name);
+      return { created, previous: { ...old, expireTime: expire } };
+    });
+  }
+
+  /**
+   * Create a Free account by sign-up unless `address` already made `limit` sign-ups since `since`:
+   * the count and the creation happen in one transaction, so concurrent sign-ups cannot pass the
+   * limit together. Returns the account, or the time the oldest counted sign-up was made.
+   */
+  async signUp(email: string, address: string, since: number, limit: number): Promise<{ account: AccountRow; created: CreatedKey } | { limited: number }> {
+    return this.database.transaction(async (trx) => {
+      const row = await trx
+        .selectFrom('signups')
+        .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.min('create_time').as('oldest')])
+        .where('address', '=', address)
+        .where('create_time', '>', since)
+        .executeTakeFirst();
+      if (Number(row?.n ?? 0) >= limit) return { limited: Number(row?.oldest ?? this.clock.now()) };
+      const result = await this.createAccountIn(trx, 'free', email, DEFAULT_SCOPES);
+      await trx.insertInto('signups').values({ address, create_time: this.clock.now(), account_id: result.account.id }).execute();
+      return result;
+    });
+  }
+
   async getAccount(id: string): Promise<AccountRow | undefined> {
     const row = await this.database.db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst();
     return row ? { id: row.id, email: row.email, tier: row.tier as Tier, createTime: row.create_time } : undefined;
@@ -134,4 +189,17 @@ export class AccountStore {
     const res = await this.database.db.updateTable('accounts').set({ tier }).where('id', '=', id).executeTakeFirst();
     return Number(res.numUpdatedRows) > 0;
   }
+}
+
+function toKeyRow(row: { id: string; account_id: string; prefix: string; scopes: string; name: string; create_time: number; expire_time: number | null; revoke_time: number | null }): KeyRow {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    prefix: row.prefix,
+    scopes: row.scopes.split(' ').filter(Boolean) as Scope[],
+    name: row.name,
+    createTime: Number(row.create_time),
+    expireTime: row.expire_time === null ? null : Number(row.expire_time),
+    revokeTime: row.revoke_time === null ? null : Number(row.revoke_time),
+  };
 }

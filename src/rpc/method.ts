@@ -59,8 +59,20 @@ export interface MethodEntry {
   readonly key: string;
   readonly definition: MethodDefinition;
   readonly endpoint: UnaryEndpoint<unknown, unknown> | ClientStreamEndpoint<unknown, unknown>;
-  /** `option deprecated = true` on the method in the proto. */
-  readonly deprecated: boolean;
+  /** Set when the method is `deprecated = true` in the proto: when it was announced, when it goes. */
+  readonly deprecation?: Deprecation;
+  /** Request fields marked `deprecated = true`: using one adds the deprecation headers too. */
+  readonly deprecatedFields: readonly { readonly localName: string; readonly deprecation: Deprecation }[];
+}
+
+/**
+ * A deprecation: announced at `since`, removed no earlier than `sunset` (≥ 12 months later, the
+ * seed's notice period), documented at `link`.
+ */
+export interface Deprecation {
+  readonly since: number;
+  readonly sunset: number;
+  readonly link: string;
 }
 
 /** Split `/pkg.Service/Method` into service and method names. */

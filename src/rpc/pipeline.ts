@@ -11,7 +11,7 @@ import { newId } from '../ids';
 import type { Logger } from '../log';
 import type { CallContext, IncomingCall } from './context';
 import { ServiceError } from './errors';
-import type { MethodEntry } from './method';
+import type { Deprecation, MethodEntry } from './method';
 
 /** The contract version served in `API-Version` and by GetVersion. */
 export const API_VERSION = '1.0.0';
@@ -25,8 +25,14 @@ export type CallOutcome<Res> =
 export interface Invocation {
   readonly entry: MethodEntry;
   readonly ctx: CallContext;
-  /** Binary encoding of the request (unary only; computed on demand), for fingerprinting (idempotency). */
-  requestBytes(): Buffer | undefined;
+  /**
+   * Binary encoding of the request, computed on demand, for fingerprinting (idempotency). For a
+   * client stream this reads the whole stream first (it is then replayed to the endpoint): each
+   * message's encoding, length-prefixed.
+   */
+  requestBytes(): Promise<Buffer | undefined>;
+  /** Response headers set so far. */
+  responseHeaders(): Readonly<Record<string, string>>;
 }
 
 /**
@@ -71,9 +77,10 @@ export class Pipeline {
       incoming,
       () => {
         request = decode();
+        return request;
       },
       (ctx) => endpoint.handle(request, ctx),
-      () => (bytes ??= entry.definition.requestSerialize(request)),
+      async () => (bytes ??= entry.definition.requestSerialize(request)),
     );
   }
 
@@ -81,15 +88,38 @@ export class Pipeline {
   clientStream(entry: MethodEntry, requests: AsyncIterable<unknown>, incoming: IncomingCall): Promise<CallOutcome<unknown>> {
     const endpoint = entry.endpoint;
     if (!('handleStream' in endpoint)) throw new Error(`${entry.path} is unary`);
-    return this.invoke(entry, incoming, () => undefined, (ctx) => endpoint.handleStream(requests, ctx), () => undefined);
+    let buffered: unknown[] | undefined;
+    const replay = async function* (items: unknown[]) {
+      yield* items;
+    };
+    return this.invoke(
+      entry,
+      incoming,
+      () => undefined,
+      (ctx) => endpoint.handleStream(buffered ? replay(buffered) : requests, ctx),
+      async () => {
+        if (!buffered) {
+          buffered = [];
+          for await (const r of requests) buffered.push(r);
+        }
+        return Buffer.concat(
+          buffered.flatMap((r) => {
+            const b = entry.definition.requestSerialize(r);
+            const len = Buffer.alloc(4);
+            len.writeUInt32BE(b.length);
+            return [len, b];
+          }),
+        );
+      },
+    );
   }
 
   private async invoke(
     entry: MethodEntry,
     incoming: IncomingCall,
-    decode: () => void,
+    decode: () => unknown,
     run: (ctx: CallContext) => Promise<unknown>,
-    requestBytes: () => Buffer | undefined,
+    requestBytes: () => Promise<Buffer | undefined>,
   ): Promise<CallOutcome<unknown>> {
     const started = process.hrtime.bigint();
     const { clock, log } = this.deps;
@@ -120,13 +150,19 @@ export class Pipeline {
         ctx.principal = await authenticate(incoming.header('authorization'), this.deps.accounts, clock);
         if (access !== 'authenticated') requireScope(ctx.principal, access);
       }
-      decode();
-      const invocation: Invocation = { entry, ctx, requestBytes };
+      const request = decode();
+      if (entry.deprecation) addDeprecationHeaders(headers, entry.deprecation);
+      for (const field of entry.deprecatedFields) {
+        if (request !== undefined && isSet((request as Record<string, unknown>)[field.localName])) addDeprecationHeaders(headers, field.deprecation);
+      }
+      const invocation: Invocation = { entry, ctx, requestBytes, responseHeaders: () => headers };
       const chain = (i: number): Promise<unknown> =>
         i < this.interceptors.length ? this.interceptors[i](invocation, () => chain(i + 1)) : run(ctx);
       let work = chain(0);
       if (incoming.deadline !== undefined) {
-        const remaining = incoming.deadline - clock.now();
+        // Deadlines are wall-clock instants set by the transport, not business time: compare them
+        // with the real clock even when tests inject another one.
+        const remaining = incoming.deadline - Date.now();
         if (remaining <= 0) throw new ServiceError('deadline_exceeded', 'the call deadline had passed before it started');
         work = Promise.race([
           work,
@@ -164,4 +200,18 @@ export class Pipeline {
       ms: Number(process.hrtime.bigint() - started) / 1e6,
     });
   }
+}
+
+/** `Deprecation` (RFC 9745), `Sunset` (RFC 8594) and `Link rel="deprecation"` headers. */
+function addDeprecationHeaders(headers: Record<string, string>, d: Deprecation): void {
+  headers['deprecation'] = `@${Math.floor(d.since / 1000)}`;
+  headers['sunset'] = new Date(d.sunset).toUTCString();
+  headers['link'] = `<${d.link}>; rel="deprecation"; type="text/html"`;
+}
+
+/** A proto3 field counts as used when it differs from its default. */
+function isSet(value: unknown): boolean {
+  if (value === undefined || value === null || value === '' || value === 0 || value === false || value === '0') return false;
+  if (Array.isArray(value)) return value.length > 0;
+  return true;
 }

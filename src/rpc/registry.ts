@@ -5,6 +5,7 @@
  */
 import type { DescService, Registry } from '@bufbuild/protobuf';
 import type { MethodEntry, ServiceDefinition, ServiceImpl } from './method';
+import { deprecationOf, DEPRECATIONS, type DeprecationNotice } from './deprecations';
 
 /** A service to serve: its generated definition and our implementation. */
 export interface ServiceBinding {
@@ -18,7 +19,11 @@ export function bindService<S extends ServiceDefinition>(definition: S, impl: Se
 }
 
 /** Build the method table, keyed by gRPC path. */
-export function buildMethodTable(bindings: readonly ServiceBinding[], descriptors: Registry): Map<string, MethodEntry> {
+export function buildMethodTable(
+  bindings: readonly ServiceBinding[],
+  descriptors: Registry,
+  deprecations: Readonly<Record<string, DeprecationNotice>> = DEPRECATIONS,
+): Map<string, MethodEntry> {
   const table = new Map<string, MethodEntry>();
   for (const { definition, impl } of bindings) {
     let service: DescService | undefined;
@@ -37,7 +42,10 @@ export function buildMethodTable(bindings: readonly ServiceBinding[], descriptor
         key,
         definition: def,
         endpoint,
-        deprecated: desc.deprecated,
+        deprecation: desc.deprecated ? deprecationOf(`${serviceName}.${methodName}`, deprecations) : undefined,
+        deprecatedFields: desc.input.fields
+          .filter((f) => f.deprecated)
+          .map((f) => ({ localName: f.localName, deprecation: deprecationOf(`${desc.input.typeName}.${f.name}`, deprecations) })),
       });
     }
     if (service) {

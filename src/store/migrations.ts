@@ -102,6 +102,38 @@ export function migrations(dialect: DialectName): Record<string, Migration> {
           .execute();
       },
     },
+    '0002_idempotency': {
+      async up(db: Kysely<any>) {
+        await db.schema
+          .createTable('idempotency')
+          .addColumn('account_id', 'text', (c) => c.notNull())
+          .addColumn('method', 'text', (c) => c.notNull())
+          .addColumn('key', 'text', (c) => c.notNull())
+          .addColumn('fingerprint', 'text', (c) => c.notNull())
+          .addColumn('state', 'text', (c) => c.notNull())
+          .addColumn('outcome', 'text')
+          .addColumn('response', 'text')
+          .addColumn('headers', 'text')
+          .addColumn('create_time', bigint, (c) => c.notNull())
+          .addColumn('lock_expire_time', bigint, (c) => c.notNull())
+          .addColumn('expire_time', bigint, (c) => c.notNull())
+          .addPrimaryKeyConstraint('idempotency_pk', ['account_id', 'method', 'key'])
+          .execute();
+        await db.schema.createIndex('idempotency_expire').on('idempotency').column('expire_time').execute();
+      },
+    },
+    '0003_signups': {
+      async up(db: Kysely<any>) {
+        await db.schema
+          .createTable('signups')
+          .addColumn('address', 'text', (c) => c.notNull())
+          .addColumn('create_time', bigint, (c) => c.notNull())
+          .addColumn('account_id', 'text', (c) => c.notNull())
+          .execute();
+        await db.schema.createIndex('signups_address').on('signups').columns(['address', 'create_time']).execute();
+        await db.schema.createIndex('api_keys_account_time').on('api_keys').columns(['account_id', 'create_time', 'id']).execute();
+      },
+    },
   };
 }
 

@@ -76,6 +76,35 @@ export interface UsageTable {
   count: number;
 }
 
+export interface IdempotencyTable {
+  account_id: string;
+  /** gRPC path of the method: keys are scoped to account + method. */
+  method: string;
+  key: string;
+  /** SHA-256 (hex) of the request's binary encoding. */
+  fingerprint: string;
+  /** `running` while the first call executes, then `done`. */
+  state: string;
+  /** `ok` or the stored error code. */
+  outcome: string | null;
+  /** base64 of the response encoding, or JSON of the error {message, details}. */
+  response: string | null;
+  /** JSON of the response headers to replay. */
+  headers: string | null;
+  create_time: number;
+  /** A `running` claim older than this was abandoned (crash) and may be taken over. */
+  lock_expire_time: number;
+  /** End of the 24-hour window. */
+  expire_time: number;
+}
+
+export interface SignupsTable {
+  /** Client address that signed up (for the per-address limit). */
+  address: string;
+  create_time: number;
+  account_id: string;
+}
+
 export interface ServerSecretsTable {
   name: string;
   value: string;
@@ -90,5 +119,7 @@ export interface Schema {
   revisions: RevisionsTable;
   observations: ObservationsTable;
   usage: UsageTable;
+  idempotency: IdempotencyTable;
+  signups: SignupsTable;
   server_secrets: ServerSecretsTable;
 }

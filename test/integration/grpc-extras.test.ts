@@ -11,6 +11,7 @@ import { bindService } from '../../src/rpc/registry';
 import { packageRoot } from '../../src/rpc/descriptors';
 import { decodeErrorInfo } from '../../src/transport/grpc/status-details';
 import { startTestService, type TestService } from '../helpers/service';
+import { ECHO_DEPRECATIONS, ECHO_DESCRIPTORS } from '../helpers/echo';
 
 let t: TestService;
 let key: string;
@@ -19,7 +20,8 @@ let slowStarted: () => void = () => undefined;
 
 before(async () => {
   t = await startTestService({
-    extraDescriptors: [join(packageRoot(), 'test', 'gen', 'testing.binpb')],
+    extraDescriptors: [ECHO_DESCRIPTORS],
+    deprecations: ECHO_DEPRECATIONS,
     extraServices: () => [
       bindService(EchoServiceService, {
         // A slow method to test deadlines and draining: waits until released or aborted.
@@ -86,7 +88,7 @@ test('a deadline that passes ends the call with DEADLINE_EXCEEDED', async () => 
   const client = t.client(Echo) as any;
   const started = Date.now();
   const err = await new Promise<grpc.ServiceError>((resolve) =>
-    client.shout({ name: 'x', text: '', times: 5000 }, new grpc.Metadata(), { deadline: Date.now() + 150 }, (e: grpc.ServiceError) => resolve(e)),
+    client.shout({ name: 'x', text: '', times: 5000, legacyNote: '' }, new grpc.Metadata(), { deadline: Date.now() + 150 }, (e: grpc.ServiceError) => resolve(e)),
   );
   assert.equal(err.code, grpc.status.DEADLINE_EXCEEDED);
   assert.ok(Date.now() - started < 3000);
@@ -104,7 +106,8 @@ test('REST honours a Grpc-Timeout header with 504 deadline_exceeded', async () =
 
 test('shutdown drains an in-flight call before closing (graceful)', async () => {
   const other = await startTestService({
-    extraDescriptors: [join(packageRoot(), 'test', 'gen', 'testing.binpb')],
+    extraDescriptors: [ECHO_DESCRIPTORS],
+    deprecations: ECHO_DEPRECATIONS,
     extraServices: () => [
       bindService(EchoServiceService, {
         shout: { access: 'public', handle: (req) => new Promise((resolve) => setTimeout(() => resolve({ shout: req.name.toUpperCase() }), 300)) },
@@ -114,7 +117,7 @@ test('shutdown drains an in-flight call before closing (graceful)', async () => 
   });
   const Echo = grpc.makeGenericClientConstructor(EchoServiceService, 'EchoService') as any;
   const client = new Echo(other.grpcAddress, grpc.credentials.createInsecure());
-  const inflight = new Promise<any>((resolve, reject) => client.shout({ name: 'drain', text: '', times: 0 }, (e: Error | null, r: unknown) => (e ? reject(e) : resolve(r))));
+  const inflight = new Promise<any>((resolve, reject) => client.shout({ name: 'drain', text: '', times: 0, legacyNote: '' }, (e: Error | null, r: unknown) => (e ? reject(e) : resolve(r))));
   const restInflight = fetch(`${other.baseUrl}/v1/testing/echo/rest:shout`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
   await new Promise((r) => setTimeout(r, 100));
   const closing = other.close();

@@ -5,12 +5,11 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { EchoServiceClient, EchoServiceService } from '../gen/forecast/testing/v1/echo_service.pb';
 import { bindService } from '../../src/rpc/registry';
 import { invalidArgument } from '../../src/rpc/errors';
-import { packageRoot } from '../../src/rpc/descriptors';
 import { startTestService, type TestService } from '../helpers/service';
+import { ECHO_DEPRECATIONS, ECHO_DESCRIPTORS } from '../helpers/echo';
 import { grpcCall, rest } from '../helpers/dual';
 
 let t: TestService;
@@ -18,7 +17,8 @@ let key: string;
 
 before(async () => {
   t = await startTestService({
-    extraDescriptors: [join(packageRoot(), 'test', 'gen', 'testing.binpb')],
+    extraDescriptors: [ECHO_DESCRIPTORS],
+    deprecations: ECHO_DEPRECATIONS,
     extraServices: () => [
       bindService(EchoServiceService, {
         shout: {
@@ -54,7 +54,7 @@ test('a custom-verb route with a path variable and a body works over REST and gR
   assert.equal(r.code, 'ok', r.message);
   assert.deepEqual(r.data, { shout: 'BOB HIBOB HI' });
   const client = t.client(EchoServiceClient);
-  const g = await grpcCall(client, client.shout, key, { name: 'bob', text: 'hi', times: 2 });
+  const g = await grpcCall(client, client.shout, key, { name: 'bob', text: 'hi', times: 2, legacyNote: '' });
   assert.equal(g.data.shout, 'BOB HIBOB HI');
   const bad = await rest(t, key, { method: 'POST', path: '/v1/testing/echo/bob:shout', body: { times: -1 } });
   assert.equal(bad.code, 'invalid_argument');

@@ -78,6 +78,26 @@ export interface GetVersionResponse {
   api: string;
 }
 
+/** Request of SignUp. */
+export interface SignUpRequest {
+  /** Contact email: a valid address of at most 254 characters. Required. */
+  email: string;
+}
+
+/** Response of SignUp. */
+export interface SignUpResponse {
+  /** The new account `acct_…`. */
+  accountId: string;
+  /** Always `free`. */
+  tier: string;
+  /** Id of the first key `key_…`. */
+  keyId: string;
+  /** The first API key, shown this once. */
+  apiKey: string;
+  /** Monthly request quota of the tier. */
+  monthlyQuota: number;
+}
+
 function createBaseGetAccountRequest(): GetAccountRequest {
   return {};
 }
@@ -473,6 +493,164 @@ export const GetVersionResponse: MessageFns<GetVersionResponse> = {
   },
 };
 
+function createBaseSignUpRequest(): SignUpRequest {
+  return { email: "" };
+}
+
+export const SignUpRequest: MessageFns<SignUpRequest> = {
+  encode(message: SignUpRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.email !== "") {
+      writer.uint32(10).string(message.email);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SignUpRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSignUpRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.email = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create<I extends Exact<DeepPartial<SignUpRequest>, I>>(base?: I): SignUpRequest {
+    return SignUpRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SignUpRequest>, I>>(object: I): SignUpRequest {
+    const message = createBaseSignUpRequest();
+    message.email = object.email ?? "";
+    return message;
+  },
+};
+
+function createBaseSignUpResponse(): SignUpResponse {
+  return { accountId: "", tier: "", keyId: "", apiKey: "", monthlyQuota: 0 };
+}
+
+export const SignUpResponse: MessageFns<SignUpResponse> = {
+  encode(message: SignUpResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    if (message.tier !== "") {
+      writer.uint32(18).string(message.tier);
+    }
+    if (message.keyId !== "") {
+      writer.uint32(26).string(message.keyId);
+    }
+    if (message.apiKey !== "") {
+      writer.uint32(34).string(message.apiKey);
+    }
+    if (message.monthlyQuota !== 0) {
+      writer.uint32(40).int32(message.monthlyQuota);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SignUpResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSignUpResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.tier = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.keyId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.apiKey = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.monthlyQuota = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create<I extends Exact<DeepPartial<SignUpResponse>, I>>(base?: I): SignUpResponse {
+    return SignUpResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SignUpResponse>, I>>(object: I): SignUpResponse {
+    const message = createBaseSignUpResponse();
+    message.accountId = object.accountId ?? "";
+    message.tier = object.tier ?? "";
+    message.keyId = object.keyId ?? "";
+    message.apiKey = object.apiKey ?? "";
+    message.monthlyQuota = object.monthlyQuota ?? 0;
+    return message;
+  },
+};
+
 /** The calling account, and the contract version. */
 export type AccountServiceService = typeof AccountServiceService;
 export const AccountServiceService = {
@@ -488,6 +666,21 @@ export const AccountServiceService = {
     requestDeserialize: (value: Buffer): GetAccountRequest => GetAccountRequest.decode(value),
     responseSerialize: (value: GetAccountResponse): Buffer => Buffer.from(GetAccountResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): GetAccountResponse => GetAccountResponse.decode(value),
+  },
+  /**
+   * Creates a Free-tier account for an email address and returns its first API key, once.
+   * Needs no key and no payment card. An email that already has an account is 409
+   * `already_exists`; each client address may sign up at most 5 times per hour (429
+   * `quota_exceeded` with `Retry-After`).
+   */
+  signUp: {
+    path: "/forecast.v1.AccountService/SignUp" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: SignUpRequest): Buffer => Buffer.from(SignUpRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): SignUpRequest => SignUpRequest.decode(value),
+    responseSerialize: (value: SignUpResponse): Buffer => Buffer.from(SignUpResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): SignUpResponse => SignUpResponse.decode(value),
   },
   /** Returns the contract version. Needs no key and counts against no quota. */
   getVersion: {
@@ -507,6 +700,13 @@ export interface AccountServiceServer extends UntypedServiceImplementation {
    * Needs any valid key (no particular scope).
    */
   getAccount: handleUnaryCall<GetAccountRequest, GetAccountResponse>;
+  /**
+   * Creates a Free-tier account for an email address and returns its first API key, once.
+   * Needs no key and no payment card. An email that already has an account is 409
+   * `already_exists`; each client address may sign up at most 5 times per hour (429
+   * `quota_exceeded` with `Retry-After`).
+   */
+  signUp: handleUnaryCall<SignUpRequest, SignUpResponse>;
   /** Returns the contract version. Needs no key and counts against no quota. */
   getVersion: handleUnaryCall<GetVersionRequest, GetVersionResponse>;
 }
@@ -530,6 +730,27 @@ export interface AccountServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: GetAccountResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Creates a Free-tier account for an email address and returns its first API key, once.
+   * Needs no key and no payment card. An email that already has an account is 409
+   * `already_exists`; each client address may sign up at most 5 times per hour (429
+   * `quota_exceeded` with `Retry-After`).
+   */
+  signUp(
+    request: SignUpRequest,
+    callback: (error: ServiceError | null, response: SignUpResponse) => void,
+  ): ClientUnaryCall;
+  signUp(
+    request: SignUpRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: SignUpResponse) => void,
+  ): ClientUnaryCall;
+  signUp(
+    request: SignUpRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: SignUpResponse) => void,
   ): ClientUnaryCall;
   /** Returns the contract version. Needs no key and counts against no quota. */
   getVersion(

@@ -31,6 +31,12 @@ export interface ShoutRequest {
   text: string;
   /** From the body. */
   times: number;
+  /**
+   * A deprecated field: using it adds the deprecation headers.
+   *
+   * @deprecated
+   */
+  legacyNote: string;
 }
 
 /** Response of Shout. */
@@ -60,7 +66,7 @@ export interface OldEchoResponse {
 }
 
 function createBaseShoutRequest(): ShoutRequest {
-  return { name: "", text: "", times: 0 };
+  return { name: "", text: "", times: 0, legacyNote: "" };
 }
 
 export const ShoutRequest: MessageFns<ShoutRequest> = {
@@ -73,6 +79,9 @@ export const ShoutRequest: MessageFns<ShoutRequest> = {
     }
     if (message.times !== 0) {
       writer.uint32(24).int32(message.times);
+    }
+    if (message.legacyNote !== "") {
+      writer.uint32(34).string(message.legacyNote);
     }
     return writer;
   },
@@ -114,6 +123,14 @@ export const ShoutRequest: MessageFns<ShoutRequest> = {
             message.times = reader.int32();
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.legacyNote = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -134,6 +151,7 @@ export const ShoutRequest: MessageFns<ShoutRequest> = {
     message.name = object.name ?? "";
     message.text = object.text ?? "";
     message.times = object.times ?? 0;
+    message.legacyNote = object.legacyNote ?? "";
     return message;
   },
 };

@@ -1,0 +1,155 @@
+/**
+ * Idempotency for every POST method on both protocols (API.md section 11). The key
+ * (`Idempotency-Key` header / `idempotency-key` metadata, ≤ 255 characters) is scoped to the
+ * account and the method. The first call claims the key atomically (INSERT … ON CONFLICT DO
+ * NOTHING); within 24 hours the same key with the same request replays the stored outcome with
+ * `Idempotent-Replayed: true`, with a different request is 422 `idempotency_key_reused`, and
+ * while the first call still runs is 409 `idempotency_key_in_use`. Outcomes with status ≥ 500
+ * (and quota refusals, which say nothing about the request) are not stored: the key is released.
+ * The request fingerprint is the SHA-256 of its binary protobuf encoding, identical for a REST
+ * and a gRPC call of the same request.
+ */
+import { createHash } from 'node:crypto';
+import type { Clock } from '../clock';
+import type { Database } from '../store/database';
+import { invalidArgument, ServiceError, type ErrorCode } from './errors';
+import type { Interceptor } from './pipeline';
+
+export const IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000;
+/** A claim whose call has not finished after this long is considered abandoned (process died). */
+export const IDEMPOTENCY_LOCK_MS = 5 * 60 * 1000;
+export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
+
+/** Response headers that describe the moment, not the response: never replayed from storage. */
+const VOLATILE_HEADERS = new Set(['request-id', 'api-version', 'ratelimit', 'ratelimit-policy', 'retry-after', 'idempotent-replayed']);
+
+interface StoredRow {
+  fingerprint: string;
+  state: string;
+  outcome: string | null;
+  response: string | null;
+  headers: string | null;
+}
+
+export class IdempotencyStore {
+  constructor(private readonly database: Database) {}
+
+  /** Claim (account, method, key) for a new call, or return the row that holds it. */
+  async claim(accountId: string, method: string, key: string, fingerprint: string, now: number): Promise<{ claimed: true } | { claimed: false; row: StoredRow }> {
+    const db = this.database.db;
+    // Expired windows and abandoned claims no longer hold the key.
+    await db
+      .deleteFrom('idempotency')
+      .where('account_id', '=', accountId)
+      .where('method', '=', method)
+      .where('key', '=', key)
+      .where((eb) => eb.or([eb('expire_time', '<=', now), eb.and([eb('state', '=', 'running'), eb('lock_expire_time', '<=', now)])]))
+      .execute();
+    const inserted = await db
+      .insertInto('idempotency')
+      .values({
+        account_id: accountId,
+        method,
+        key,
+        fingerprint,
+        state: 'running',
+        outcome: null,
+        response: null,
+        headers: null,
+        create_time: now,
+        lock_expire_time: now + IDEMPOTENCY_LOCK_MS,
+        expire_time: now + IDEMPOTENCY_WINDOW_MS,
+      })
+      .onConflict((oc) => oc.columns(['account_id', 'method', 'key']).doNothing())
+      .executeTakeFirst();
+    if (Number(inserted.numInsertedOrUpdatedRows ?? 0) > 0) return { claimed: true };
+    const row = await db
+      .selectFrom('idempotency')
+      .select(['fingerprint', 'state', 'outcome', 'response', 'headers'])
+      .where('account_id', '=', accountId)
+      .where('method', '=', method)
+      .where('key', '=', key)
+      .executeTakeFirst();
+    // Deleted between our insert and select (expired just now): treat as in use; the client retries.
+    return { claimed: false, row: row ?? { fingerprint, state: 'running', outcome: null, response: null, headers: null } };
+  }
+
+  /** Record the outcome of a claimed call. */
+  async complete(accountId: string, method: string, key: string, outcome: string, response: string, headers: Record<string, string>): Promise<void> {
+    await this.database.db
+      .updateTable('idempotency')
+      .set({ state: 'done', outcome, response, headers: JSON.stringify(headers) })
+      .where('account_id', '=', accountId)
+      .where('method', '=', method)
+      .where('key', '=', key)
+      .execute();
+  }
+
+  /** Give a claimed key back (outcome not stored). */
+  async release(accountId: string, method: string, key: string): Promise<void> {
+    await this.database.db.deleteFrom('idempotency').where('account_id', '=', accountId).where('method', '=', method).where('key', '=', key).execute();
+  }
+
+  /** Delete every entry whose window has ended; returns how many. */
+  async purgeExpired(now: number): Promise<number> {
+    const res = await this.database.db.deleteFrom('idempotency').where('expire_time', '<=', now).executeTakeFirst();
+    return Number(res.numDeletedRows);
+  }
+}
+
+export interface IdempotencyOptions {
+  /** Which methods take idempotency keys (the POST methods). */
+  readonly appliesTo: (methodPath: string) => boolean;
+  /** Called on a replay to add headers a fresh call would have (e.g. current RateLimit). */
+  readonly onReplay?: (ctx: Parameters<Interceptor>[0]['ctx']) => Promise<void>;
+}
+
+/** The idempotency interceptor; place it before the quota interceptor so replays do not count. */
+export function idempotencyInterceptor(store: IdempotencyStore, clock: Clock, options: IdempotencyOptions): Interceptor {
+  return async (call, next) => {
+    const { ctx, entry } = call;
+    const key = ctx.header('idempotency-key');
+    if (key === undefined || !ctx.principal || !options.appliesTo(entry.path)) return next();
+    if (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
+      throw invalidArgument('Idempotency-Key', `must be 1..${MAX_IDEMPOTENCY_KEY_LENGTH} characters, got ${key.length}`);
+    }
+    const bytes = await call.requestBytes();
+    const fingerprint = createHash('sha256').update(bytes ?? Buffer.alloc(0)).digest('hex');
+    const accountId = ctx.principal.accountId;
+    const claim = await store.claim(accountId, entry.path, key, fingerprint, clock.now());
+    if (!claim.claimed) {
+      const { row } = claim;
+      if (row.fingerprint !== fingerprint) {
+        throw new ServiceError('idempotency_key_reused', `Idempotency-Key ${JSON.stringify(key)} was already used with a different request to ${entry.name}`, { field: 'Idempotency-Key' });
+      }
+      if (row.state !== 'done') {
+        throw new ServiceError('idempotency_key_in_use', `a request with Idempotency-Key ${JSON.stringify(key)} is still being processed; retry later`, { field: 'Idempotency-Key' });
+      }
+      const headers = JSON.parse(row.headers ?? '{}') as Record<string, string>;
+      for (const [k, v] of Object.entries(headers)) ctx.setHeader(k, v);
+      ctx.setHeader('idempotent-replayed', 'true');
+      await options.onReplay?.(ctx);
+      if (row.outcome === 'ok') return entry.definition.responseDeserialize(Buffer.from(row.response ?? '', 'base64'));
+      const stored = JSON.parse(row.response ?? '{}') as { message: string; details?: Record<string, unknown>; headers?: Record<string, string> };
+      throw new ServiceError(row.outcome as ErrorCode, stored.message, stored.details, stored.headers);
+    }
+    const keep = () => {
+      const out: Record<string, string> = {};
+      // Headers the call set so far are in the pipeline's map; we only see them through ctx, so
+      // the pipeline passes them on `call.responseHeaders`.
+      for (const [k, v] of Object.entries(call.responseHeaders())) if (!VOLATILE_HEADERS.has(k)) out[k] = v;
+      return out;
+    };
+    let response: unknown;
+    try {
+      response = await next();
+    } catch (err) {
+      const error = ServiceError.from(err);
+      if (error.httpStatus >= 500 || error.code === 'quota_exceeded') await store.release(accountId, entry.path, key);
+      else await store.complete(accountId, entry.path, key, error.code, JSON.stringify({ message: error.message, details: error.details, headers: error.headers }), keep());
+      throw err;
+    }
+    await store.complete(accountId, entry.path, key, 'ok', entry.definition.responseSerialize(response).toString('base64'), keep());
+    return response;
+  };
+}

@@ -1,0 +1,57 @@
+/**
+ * The sign-up page in real headless Chromium (Debian's chromium, driven by playwright-core):
+ * open `/`, sign up, copy the key with the button, use it for an API call. Keeps a screenshot
+ * in test-artifacts/.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium, type Browser } from 'playwright-core';
+import { packageRoot } from '../../src/rpc/descriptors';
+import { startTestService, type TestService } from '../helpers/service';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+let t: TestService;
+let browser: Browser;
+
+before(async () => {
+  assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: make test installs Debian's chromium (scripts/install-browser.sh)`);
+  t = await startTestService();
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+});
+after(async () => {
+  await browser?.close();
+  await t?.close();
+});
+
+test('sign up in the browser, copy the key, call the API with it', async () => {
+  const context = await browser.newContext({ viewport: { width: 1200, height: 1400 } });
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: t.baseUrl });
+  const page = await context.newPage();
+  await page.goto(`${t.baseUrl}/`);
+  assert.equal(await page.title(), 'Forecast — probabilistic forecasting API');
+  // the form is reachable by keyboard and labelled
+  await page.getByLabel('Work email').fill('not an email');
+  await page.keyboard.press('Enter');
+  assert.match(await page.locator('#signup-error').innerText(), /valid email/);
+  await page.getByLabel('Work email').fill('browser@example.com');
+  await page.getByRole('button', { name: 'Create free account' }).click();
+  const keyText = await page.locator('#api-key').innerText({ timeout: 10_000 });
+  assert.match(keyText, /^fk_live_[0-9A-Za-z]{38}$/);
+  await page.getByRole('button', { name: 'Copy' }).click();
+  await page.getByText('Copied to the clipboard.').waitFor();
+  const copied = await page.evaluate('navigator.clipboard.readText()') as string;
+  assert.equal(copied, keyText);
+  assert.ok((await page.locator('#curl-example').innerText()).includes(copied));
+  const dir = join(packageRoot(), 'test-artifacts');
+  mkdirSync(dir, { recursive: true });
+  await page.screenshot({ path: join(dir, 'signup.png'), fullPage: true });
+  const res = await fetch(`${t.baseUrl}/v1/account`, { headers: { authorization: `Bearer ${copied}` } });
+  assert.equal(res.status, 200);
+  assert.equal(((await res.json()) as { tier: string }).tier, 'free');
+  await context.close();
+});
