@@ -57,6 +57,9 @@ async function main(): Promise<void> {
   }
 }
 
+// Exit cleanly on signals so --cpu-prof and friends can write their output.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(0));
+
 main().catch((err) => {
   console.error(err);
   process.exit(1);

@@ -29,6 +29,10 @@ import { bindGrpc, createGrpcServer, shutdownGrpc } from './transport/grpc/serve
 import { createGateway } from './transport/rest/gateway';
 import { RouteTable } from './transport/rest/route-table';
 import { siteHandlers } from './web/site';
+import { ForecastPool } from './oracle/forecast-pool';
+import { oracleService } from './oracle/oracle-service';
+import { QueryStore } from './oracle/query-store';
+import { SeriesLoader } from './oracle/series-loader';
 
 /** Everything the endpoints may need. */
 export interface ServiceContext {
@@ -42,6 +46,9 @@ export interface ServiceContext {
   readonly observations: ObservationStore;
   readonly idempotency: IdempotencyStore;
   readonly cursors: CursorCodec;
+  readonly series: SeriesLoader;
+  readonly pool: ForecastPool;
+  readonly queries: QueryStore;
 }
 
 export interface ServiceOptions {
@@ -73,6 +80,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
   const log = options.log ?? createLogger(config.logLevel);
   const database = await openDatabase(config.databaseUrl);
   const descriptors: Descriptors = loadDescriptors([DESCRIPTOR_IMAGE, ...(options.extraDescriptors ?? [])]);
+  const observations = new ObservationStore(database);
   const ctx: ServiceContext = {
     config,
     clock,
@@ -81,14 +89,18 @@ export async function createService(config: Config, options: ServiceOptions = {}
     accounts: new AccountStore(database, clock),
     usage: new UsageStore(database),
     entities: new EntityStore(database),
-    observations: new ObservationStore(database),
+    observations,
     idempotency: new IdempotencyStore(database),
     cursors: new CursorCodec(await serverSecret(database, 'cursor')),
+    series: new SeriesLoader(observations),
+    pool: new ForecastPool(),
+    queries: new QueryStore(database),
   };
   const bindings = [
     entityService(ctx),
     accountService(ctx),
     keyService(ctx),
+    oracleService(ctx),
     ...(options.extraServices?.(ctx) ?? []),
   ];
   const methods = buildMethodTable(bindings, descriptors.registry, options.deprecations ?? DEPRECATIONS);
@@ -148,6 +160,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
       const force = setTimeout(() => http.closeAllConnections(), config.shutdownGraceMs);
       await Promise.all([shutdownGrpc(grpcServer, config.shutdownGraceMs), httpClosed]);
       clearTimeout(force);
+      await ctx.pool.close();
       await ctx.database.close();
     })());
   return { ...built, httpPort, grpcPort, stop };

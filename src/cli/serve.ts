@@ -1,7 +1,9 @@
 /** `forecast serve`: start both servers; with `--init-local-account`, make a first account and print its key. */
 import { startService } from '../service';
+import { SCOPES } from '../accounts/tiers';
 import type { Config } from '../config';
 import { allowOnly, type ParsedArgs } from './args';
+import { loadDemoData } from '../oracle/demo-data';
 
 export async function serveCommand(args: ParsedArgs, config: Config): Promise<number> {
   allowOnly(args, ['init-local-account']);
@@ -15,17 +17,22 @@ export async function serveCommand(args: ParsedArgs, config: Config): Promise<nu
   if (args.options.get('init-local-account')) {
     const existing = await service.ctx.accounts.firstAccount();
     if (!existing) {
-      const { account, created } = await service.ctx.accounts.createAccount('enterprise', 'local@localhost');
+      const { account, created } = await service.ctx.accounts.createAccount('enterprise', 'local@localhost', [...SCOPES]);
+      const { ctx } = service;
+      const demo = await loadDemoData(account.id, ctx.database, ctx.entities, ctx.observations, ctx.clock.now());
       out.push(
         ``,
-        `Created local account ${account.id} (enterprise tier). Its API key, shown once:`,
+        `Created local account ${account.id} (enterprise tier, all scopes) with demo data: ${demo.join(', ')}.`,
+        `Its API key, shown once:`,
         ``,
         `  export FORECAST_KEY=${created.apiKey}`,
         ``,
-        `Try:`,
-        `  curl -s -H "Authorization: Bearer $FORECAST_KEY" ${base}/v1/account`,
+        `Try a forecast of Berlin's demand a week ahead:`,
+        `  curl -s -X POST ${base}/v1/oracle/query -H "Authorization: Bearer $FORECAST_KEY" \\`,
+        `    -H 'Content-Type: application/json' -d '{"entity":"store:berlin","axes":["demand","revenue"],"horizon":7}'`,
         `  curl -s -H "Authorization: Bearer $FORECAST_KEY" ${base}/v1/entities`,
-        `  grpcurl -plaintext -H "authorization: Bearer $FORECAST_KEY" ${config.host}:${service.grpcPort} forecast.v1.AccountService/GetAccount`,
+        `  grpcurl -plaintext -H "authorization: Bearer $FORECAST_KEY" -d '{"entity":"store:berlin","horizon":7}' \\`,
+        `    ${config.host}:${service.grpcPort} forecast.v1.OracleService/Query`,
       );
     } else {
       out.push(

@@ -97,14 +97,31 @@ export class ObservationStore {
     return Number(row?.r ?? 0);
   }
 
-  /** A page of the entity's observations as of `filter.asOf`, ascending by (axis, time). */
-  async list(accountId: string, entity: string, filter: ListFilter): Promise<ObservationRecord[]> {
-    let q = this.database.db
+  /** Newest revision holding any observation of the entity (0 if none). */
+  async newestRevision(accountId: string, entity: string): Promise<number> {
+    const row = await this.database.db
+      .selectFrom('observations')
+      .select((eb) => eb.fn.max('revision').as('r'))
+      .where('account_id', '=', accountId)
+      .where('entity', '=', entity)
+      .executeTakeFirst();
+    return Number(row?.r ?? 0);
+  }
+
+  /** Every observation of one axis as of `asOf`, ascending by time (for forecasting). */
+  async series(accountId: string, entity: string, axis: string, asOf: number): Promise<{ time: number; value: number }[]> {
+    const rows = await this.asOfQuery(accountId, entity, asOf).where('o.axis', '=', axis).orderBy('o.time').execute();
+    return rows.map((r) => ({ time: Number(r.time), value: Number(r.value) }));
+  }
+
+  /** Observations of the entity as of `asOf`: for each (axis, time) the newest value recorded at or before it. */
+  private asOfQuery(accountId: string, entity: string, asOf: number) {
+    return this.database.db
       .selectFrom('observations as o')
       .select(['o.axis', 'o.time', 'o.value', 'o.revision'])
       .where('o.account_id', '=', accountId)
       .where('o.entity', '=', entity)
-      .where('o.revision', '<=', filter.asOf)
+      .where('o.revision', '<=', asOf)
       .where(({ not, exists, selectFrom }) =>
         not(
           exists(
@@ -115,10 +132,15 @@ export class ObservationStore {
               .whereRef('n.axis', '=', 'o.axis')
               .whereRef('n.time', '=', 'o.time')
               .whereRef('n.revision', '>', 'o.revision')
-              .where('n.revision', '<=', filter.asOf),
+              .where('n.revision', '<=', asOf),
           ),
         ),
       );
+  }
+
+  /** A page of the entity's observations as of `filter.asOf`, ascending by (axis, time). */
+  async list(accountId: string, entity: string, filter: ListFilter): Promise<ObservationRecord[]> {
+    let q = this.asOfQuery(accountId, entity, filter.asOf);
     if (filter.axis !== undefined) q = q.where('o.axis', '=', filter.axis);
     if (filter.start !== undefined) q = q.where('o.time', '>=', filter.start);
     if (filter.end !== undefined) q = q.where('o.time', '<', filter.end);

@@ -40,7 +40,7 @@ export async function openDatabase(url: string): Promise<Database> {
     sqlite.pragma('foreign_keys = ON');
     sqlite.pragma('busy_timeout = 5000');
     sqlite.pragma('synchronous = NORMAL');
-    db = new Kysely<Schema>({ dialect: new SqliteDialect({ database: sqlite }) });
+    db = new Kysely<Schema>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
     dialect = 'sqlite';
   } else if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -65,4 +65,36 @@ export async function openDatabase(url: string): Promise<Database> {
     transaction: (fn) => db.transaction().execute(fn),
     close: () => db.destroy(),
   };
+}
+
+/** Most distinct SQL texts whose prepared statements are kept (IN-lists and batch inserts vary). */
+const STATEMENT_CACHE_SIZE = 256;
+
+/**
+ * kysely's SQLite driver prepares every query anew; parsing SQL dominates a small query's cost.
+ * Hand it a view of the connection whose `prepare` reuses statements by SQL text (bounded,
+ * oldest evicted). Safe because better-sqlite3 runs each statement to completion synchronously
+ * and the driver never streams (`iterate`) through our queries.
+ */
+function withStatementCache(sqlite: import('better-sqlite3').Database): import('better-sqlite3').Database {
+  const cache = new Map<string, import('better-sqlite3').Statement>();
+  return new Proxy(sqlite, {
+    get(target, prop) {
+      if (prop === 'prepare') {
+        return (sql: string) => {
+          let stmt = cache.get(sql);
+          if (stmt) {
+            cache.delete(sql); // re-insert: most recently used last
+          } else {
+            stmt = target.prepare(sql);
+            if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value!);
+          }
+          cache.set(sql, stmt);
+          return stmt;
+        };
+      }
+      const value = Reflect.get(target, prop, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
 }

@@ -134,6 +134,24 @@ export function migrations(dialect: DialectName): Record<string, Migration> {
         await db.schema.createIndex('api_keys_account_time').on('api_keys').columns(['account_id', 'create_time', 'id']).execute();
       },
     },
+    '0004_queries': {
+      async up(db: Kysely<any>) {
+        await db.schema
+          .createTable('queries')
+          .addColumn('query_id', 'text', (c) => c.primaryKey())
+          .addColumn('account_id', 'text', (c) => c.notNull())
+          .addColumn('entity', 'text', (c) => c.notNull())
+          .addColumn('create_time', bigint, (c) => c.notNull())
+          .addColumn('data_revision', bigint, (c) => c.notNull())
+          .addColumn('key_id', 'text', (c) => c.notNull())
+          .addColumn('request', 'text', (c) => c.notNull())
+          .addColumn('record', 'text', (c) => c.notNull())
+          .addColumn('output', 'text', (c) => c.notNull())
+          .addColumn('output_digest', 'text', (c) => c.notNull())
+          .execute();
+        await db.schema.createIndex('queries_account_entity').on('queries').columns(['account_id', 'entity', 'create_time']).execute();
+      },
+    },
   };
 }
 

@@ -105,6 +105,24 @@ export interface SignupsTable {
   account_id: string;
 }
 
+export interface QueriesTable {
+  query_id: string;
+  account_id: string;
+  entity: string;
+  create_time: number;
+  /** The data revision the query read. */
+  data_revision: number;
+  key_id: string;
+  /** JSON: the normalised request. */
+  request: string;
+  /** JSON: per axis the inputs (count, first/last time, series digest) and model (name, params, seed). */
+  record: string;
+  /** JSON: the forecast returned. */
+  output: string;
+  /** SHA-256 of the RFC 8785 canonical JSON of `output`. */
+  output_digest: string;
+}
+
 export interface ServerSecretsTable {
   name: string;
   value: string;
@@ -121,5 +139,6 @@ export interface Schema {
   usage: UsageTable;
   idempotency: IdempotencyTable;
   signups: SignupsTable;
+  queries: QueriesTable;
   server_secrets: ServerSecretsTable;
 }

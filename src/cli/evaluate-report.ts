@@ -1,0 +1,82 @@
+/**
+ * Aggregation and printing for `forecast evaluate`: per model, overall and per group, the M4
+ * figures (sMAPE, MASE, OWA against Naive2 as ratios of totals, MSIS, coverage) and speed.
+ */
+import { aggregateScores, type AggregateScore } from '../engine/metrics';
+import type { SeriesResult } from './evaluate-series';
+
+/** Figures of one model on a set of series. */
+export interface ModelReport extends AggregateScore {
+  /** Mean seconds per series spent forecasting (single thread). */
+  readonly seconds_per_series: number;
+  /** Series where the model failed (scored with Naive2's forecast instead). */
+  readonly failures: number;
+}
+
+/** Full report of one model: overall and per group. */
+export interface FullModelReport extends ModelReport {
+  readonly model: string;
+  readonly groups: Record<string, ModelReport>;
+  /** The most frequent fitted-model names, for seeing what `auto` chose. */
+  readonly chosen: Record<string, number>;
+}
+
+function summarise(results: readonly SeriesResult[], k: number): ModelReport {
+  const scores = results.map((r) => ({ ...r.models[k], smapeNaive2: r.smapeNaive2, maseNaive2: r.maseNaive2 }));
+  const agg = aggregateScores(scores);
+  const seconds = scores.reduce((s, r) => s + r.seconds, 0);
+  return {
+    ...agg,
+    seconds_per_series: results.length > 0 ? seconds / results.length : NaN,
+    failures: scores.filter((r) => r.error !== undefined).length,
+  };
+}
+
+/** Build the report of model number `k` (in the `--models` order). */
+export function modelReport(results: readonly SeriesResult[], k: number, model: string): FullModelReport {
+  const groups: Record<string, ModelReport> = {};
+  for (const g of [...new Set(results.map((r) => r.group))].sort()) {
+    groups[g] = summarise(
+      results.filter((r) => r.group === g),
+      k,
+    );
+  }
+  const chosen: Record<string, number> = {};
+  for (const r of results) {
+    const name = r.models[k].fitted.replace(/\(.*$/s, '');
+    chosen[name] = (chosen[name] ?? 0) + 1;
+  }
+  return { model, ...summarise(results, k), groups, chosen };
+}
+
+const fmt = (v: number, d = 3): string => (Number.isFinite(v) ? v.toFixed(d) : String(v));
+
+/** A plain-text table of reports. */
+export function formatReports(reports: readonly FullModelReport[], level: number, wallSeconds: number): string {
+  const lines: string[] = [];
+  const pct = Math.round(level * 100);
+  lines.push(
+    ['model', 'group', 'series', 'sMAPE', 'MASE', 'OWA', `MSIS${pct}`, `cover${pct}`, 's/series', 'failed']
+      .map((c, i) => (i < 2 ? c.padEnd(i === 0 ? 22 : 10) : c.padStart(9)))
+      .join(' '),
+  );
+  for (const r of reports) {
+    const row = (group: string, m: ModelReport) =>
+      [
+        r.model.slice(0, 22).padEnd(22),
+        group.padEnd(10),
+        String(m.series).padStart(9),
+        fmt(m.smape).padStart(9),
+        fmt(m.mase).padStart(9),
+        fmt(m.owa).padStart(9),
+        fmt(m.msis).padStart(9),
+        fmt(m.coverage).padStart(9),
+        fmt(m.seconds_per_series, 4).padStart(9),
+        String(m.failures).padStart(9),
+      ].join(' ');
+    for (const [g, m] of Object.entries(r.groups)) lines.push(row(g, m));
+    lines.push(row('ALL', r));
+  }
+  lines.push(`wall time ${wallSeconds.toFixed(1)} s`);
+  return lines.join('\n');
+}

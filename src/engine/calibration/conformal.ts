@@ -1,0 +1,144 @@
+/**
+ * Interval calibration from rolling-origin residuals: split-conformal prediction (Vovk et al.
+ * 2005; Lei et al. 2018 "Distribution-free predictive inference") applied to the forecast errors
+ * of `backtest.ts`, used only when the model's own (parametric) intervals are miscalibrated on
+ * the series' history.
+ *
+ * Two methods, recorded in `intervalMethod`:
+ * - `conformal-scaled`: the errors are standardised by the forecast's own spread per step,
+ *   e/s, and the conformal quantile of |e/s| at the target level gives one factor c by which
+ *   every step's spread around its mean is multiplied (horizon growth comes from the model; the
+ *   level comes from the data). Works with the few origins a per-query backtest affords.
+ * - `conformal`: per horizon step, the empirical distribution of the errors added to the mean
+ *   (classic split conformal), when every step has at least `perStepMin` errors.
+ */
+import type { BacktestResult } from '../backtest';
+import { normalQuantile } from '../math/normal';
+import type { PredictiveDistribution, StepDistribution } from '../types';
+import { EmpiricalStep } from '../distributions/empirical-step';
+
+/** Options of `planCalibration`. */
+export interface CalibrationOptions {
+  /** Target central level, default 0.95. */
+  readonly level?: number;
+  /** Fewest scored errors before anything is changed; default 12. */
+  readonly minErrors?: number;
+  /** Errors needed per step for per-step split conformal; default 30. */
+  readonly perStepMin?: number;
+  /** Always recalibrate, even when backtest coverage is within tolerance (tests, experiments). */
+  readonly force?: boolean;
+  /** Bounds on the scale factor; default [0.5, 4] (why: a handful of origins must not explode or collapse intervals). */
+  readonly factorBounds?: readonly [number, number];
+}
+
+/** What `planCalibration` decided. */
+export interface CalibrationPlan {
+  readonly method: 'none' | 'conformal-scaled' | 'conformal';
+  /** Spread factor for `conformal-scaled` (1 otherwise). */
+  readonly factor: number;
+  /** Backtest coverage of the parametric intervals, and the number of errors it rests on. */
+  readonly coverageBefore: number;
+  readonly errors: number;
+  /** Per-step errors for `conformal`. */
+  readonly stepErrors?: Float64Array[];
+  /** Why this method (for the audit record). */
+  readonly reason: string;
+}
+
+/** Conformal quantile: the ceil((n + 1)·level)-th smallest value (capped at the largest). */
+export function conformalQuantile(values: ArrayLike<number>, level: number): number {
+  const s = Float64Array.from(values).sort();
+  const k = Math.min(s.length, Math.ceil((s.length + 1) * level));
+  return s[Math.max(0, k - 1)];
+}
+
+/** Decide whether and how to recalibrate, from a backtest of the same model. */
+export function planCalibration(bt: BacktestResult, options: CalibrationOptions = {}): CalibrationPlan {
+  const level = options.level ?? 0.95;
+  const minErrors = options.minErrors ?? 12;
+  const perStepMin = options.perStepMin ?? 30;
+  const [lo, hi] = options.factorBounds ?? [0.5, 4];
+  const z: number[] = [];
+  let inside = 0;
+  const h = bt.origins.reduce((m, o) => Math.max(m, o.errors.length), 0);
+  const perStep: number[][] = Array.from({ length: h }, () => []);
+  for (const o of bt.origins) {
+    for (let i = 0; i < o.errors.length; i++) {
+      const e = o.errors[i];
+      if (Number.isNaN(e)) continue;
+      perStep[i].push(e);
+      const s = o.spreads[i];
+      if (s > 0 && Number.isFinite(s)) z.push(Math.abs(e) / s);
+      else z.push(e === 0 ? 0 : Infinity);
+    }
+    inside += o.coverage * o.errors.reduce((n, e) => (Number.isNaN(e) ? n : n + 1), 0);
+  }
+  const n = z.length;
+  const coverageBefore = n > 0 ? inside / n : NaN;
+  const base = { coverageBefore, errors: n, factor: 1 };
+  if (n < minErrors) return { ...base, method: 'none', reason: `only ${n} backtest errors` };
+  const tolerance = 2 * Math.sqrt((level * (1 - level)) / n);
+  if (!options.force && Math.abs(coverageBefore - level) <= tolerance) {
+    return { ...base, method: 'none', reason: 'parametric intervals within tolerance' };
+  }
+  if (perStep.every((e) => e.length >= perStepMin)) {
+    return { ...base, method: 'conformal', stepErrors: perStep.map((e) => Float64Array.from(e)), reason: 'per-step split conformal' };
+  }
+  const target = normalQuantile(0.5 + level / 2);
+  const q = conformalQuantile(z, level);
+  const factor = Math.min(hi, Math.max(lo, Number.isFinite(q) && q > 0 ? q / target : hi));
+  return { ...base, method: 'conformal-scaled', factor, reason: `backtest coverage ${coverageBefore.toFixed(3)} vs ${level}` };
+}
+
+/** A step whose spread around its mean is multiplied by `factor`. */
+export class ScaledStep implements StepDistribution {
+  readonly mean: number;
+  constructor(
+    private readonly base: StepDistribution,
+    private readonly factor: number,
+  ) {
+    this.mean = base.mean;
+  }
+  quantile(p: number): number {
+    return this.mean + this.factor * (this.base.quantile(p) - this.mean);
+  }
+  cdf(x: number): number {
+    return this.base.cdf(this.mean + (x - this.mean) / this.factor);
+  }
+}
+
+/** Apply a plan; `method: 'none'` returns the distribution unchanged. */
+export function applyCalibration(pd: PredictiveDistribution, plan: CalibrationPlan): PredictiveDistribution {
+  if (plan.method === 'none') return pd;
+  const h = pd.steps.length;
+  const steps: StepDistribution[] = new Array(h);
+  for (let i = 0; i < h; i++) {
+    const base = pd.steps[i];
+    if (plan.method === 'conformal-scaled') steps[i] = new ScaledStep(base, plan.factor);
+    else {
+      // steps beyond the backtest horizon reuse the last step's errors
+      const e = plan.stepErrors![Math.min(i, plan.stepErrors!.length - 1)];
+      steps[i] = new EmpiricalStep(e.map((v) => v + base.mean), base.mean);
+    }
+  }
+  return {
+    model: pd.model,
+    mean: pd.mean,
+    steps,
+    intervalMethod: plan.method,
+    samplePaths(n: number, seed: number): Float64Array[] {
+      // keep the model's dependence across steps, move each marginal onto the calibrated one
+      const paths = pd.samplePaths(n, seed);
+      for (const path of paths) {
+        for (let i = 0; i < h; i++) {
+          if (plan.method === 'conformal-scaled') path[i] = pd.steps[i].mean + plan.factor * (path[i] - pd.steps[i].mean);
+          else {
+            const u = Math.min(1 - 1e-9, Math.max(1e-9, pd.steps[i].cdf(path[i])));
+            path[i] = steps[i].quantile(u);
+          }
+        }
+      }
+      return paths;
+    },
+  };
+}

@@ -1,0 +1,197 @@
+/**
+ * Forecast combination with a proper predictive distribution. Two ways to combine the members'
+ * step distributions:
+ * - `quantile` (default): Vincentisation, the weighted average of the members' quantile
+ *   functions (Vincent 1912; Lichtendahl, Grushka-Cockayne & Winkler 2013, "Is it better to
+ *   average probabilities or quantiles?"). Keeps the spread of the members rather than widening
+ *   it with their disagreement, which suits members that share information (ETS, ARIMA, Theta on
+ *   the same series). Point forecast = the weighted mean of the members' means (the classic
+ *   combination, Makridakis & Hibon 2000 "COMB S-H-D"; Hyndman's ETS+ARIMA).
+ * - `mixture`: the weighted linear pool, F = Σ wᵢFᵢ (Stone 1961), wider when members disagree.
+ *
+ * The ensemble is itself a `ModelFamily`, so it can be backtested and selected like any model.
+ */
+import type { Fitted, ModelFamily, Params, PredictiveDistribution, Series, SeriesInfo, StepDistribution } from './types';
+import { InsufficientDataError } from './errors';
+import { Rng } from './rng';
+
+/** Members of a combination. */
+export interface EnsembleMember {
+  readonly family: ModelFamily<never> | ModelFamily;
+  readonly options?: unknown;
+  /** Relative weight, default 1. */
+  readonly weight?: number;
+}
+
+const P_MIN = 1e-12;
+
+/** Weighted average of quantile functions. */
+export class QuantileAverageStep implements StepDistribution {
+  readonly mean: number;
+  constructor(
+    private readonly members: readonly StepDistribution[],
+    private readonly weights: Float64Array,
+  ) {
+    let m = 0;
+    for (let i = 0; i < members.length; i++) m += weights[i] * members[i].mean;
+    this.mean = m;
+  }
+  quantile(p: number): number {
+    let q = 0;
+    for (let i = 0; i < this.members.length; i++) q += this.weights[i] * this.members[i].quantile(p);
+    return q;
+  }
+  /** The inverse of `quantile` by bisection on p (60 halvings: exact to double precision). */
+  cdf(x: number): number {
+    let lo = P_MIN;
+    let hi = 1 - P_MIN;
+    if (x < this.quantile(lo)) return 0;
+    if (x >= this.quantile(hi)) return 1;
+    for (let k = 0; k < 60; k++) {
+      const mid = 0.5 * (lo + hi);
+      if (this.quantile(mid) <= x) lo = mid;
+      else hi = mid;
+    }
+    return 0.5 * (lo + hi);
+  }
+}
+
+/** Weighted linear pool of CDFs. */
+export class LinearPoolStep implements StepDistribution {
+  readonly mean: number;
+  constructor(
+    private readonly members: readonly StepDistribution[],
+    private readonly weights: Float64Array,
+  ) {
+    let m = 0;
+    for (let i = 0; i < members.length; i++) m += weights[i] * members[i].mean;
+    this.mean = m;
+  }
+  cdf(x: number): number {
+    let c = 0;
+    for (let i = 0; i < this.members.length; i++) c += this.weights[i] * this.members[i].cdf(x);
+    return Math.min(1, Math.max(0, c));
+  }
+  /** Bisection on x between the members' extreme quantiles at p. */
+  quantile(p: number): number {
+    let lo = Infinity;
+    let hi = -Infinity;
+    for (const m of this.members) {
+      const q = m.quantile(p);
+      if (q < lo) lo = q;
+      if (q > hi) hi = q;
+    }
+    if (!(hi > lo)) return lo;
+    for (let k = 0; k < 80 && hi - lo > 1e-12 * (Math.abs(lo) + Math.abs(hi)); k++) {
+      const mid = 0.5 * (lo + hi);
+      if (this.cdf(mid) < p) lo = mid;
+      else hi = mid;
+    }
+    return 0.5 * (lo + hi);
+  }
+}
+
+/** Combine already computed member forecasts. */
+export function combineForecasts(
+  name: string,
+  members: readonly PredictiveDistribution[],
+  weights: ArrayLike<number>,
+  method: 'quantile' | 'mixture' = 'quantile',
+): PredictiveDistribution {
+  const w = Float64Array.from(weights);
+  const total = w.reduce((a, b) => a + b, 0);
+  for (let i = 0; i < w.length; i++) w[i] /= total;
+  const h = Math.min(...members.map((m) => m.steps.length));
+  const steps: StepDistribution[] = [];
+  const mean = new Float64Array(h);
+  for (let i = 0; i < h; i++) {
+    const ms = members.map((m) => m.steps[i]);
+    steps.push(method === 'quantile' ? new QuantileAverageStep(ms, w) : new LinearPoolStep(ms, w));
+    mean[i] = steps[i].mean;
+  }
+  let lead = 0;
+  for (let i = 1; i < w.length; i++) if (w[i] > w[lead]) lead = i;
+  return {
+    model: name,
+    mean,
+    steps,
+    intervalMethod: method === 'quantile' ? 'quantile-average' : 'mixture',
+    samplePaths(n: number, seed: number): Float64Array[] {
+      if (method === 'mixture') {
+        // exact: each path comes from one member, drawn with probability = weight
+        const rng = new Rng(seed);
+        const pick = new Int32Array(n);
+        const counts = new Int32Array(w.length);
+        for (let j = 0; j < n; j++) {
+          let u = rng.uniform();
+          let k = 0;
+          while (k < w.length - 1 && u >= w[k]) u -= w[k++];
+          pick[j] = k;
+          counts[k]++;
+        }
+        const drawn = members.map((m, k) => (counts[k] > 0 ? m.samplePaths(counts[k], (seed + 7919 * (k + 1)) >>> 0) : []));
+        const used = new Int32Array(w.length);
+        return Array.from(pick, (k) => drawn[k][used[k]++].slice(0, h));
+      }
+      // the lead member's dependence across steps (its copula), the combination's marginals
+      const paths = members[lead].samplePaths(n, seed);
+      const src = members[lead].steps;
+      return paths.map((path) => {
+        const out = new Float64Array(h);
+        for (let i = 0; i < h; i++) out[i] = steps[i].quantile(Math.min(1 - 1e-9, Math.max(1e-9, src[i].cdf(path[i]))));
+        return out;
+      });
+    },
+  };
+}
+
+/**
+ * A model family that fits every member and combines their forecasts. Members that cannot fit
+ * (too little data, a numerical failure) are dropped with a warning; the ensemble fails only when
+ * none fits. `minObservations` is the smallest member's (why: the ensemble degrades gracefully to
+ * whichever members the data supports).
+ */
+export function ensembleFamily(
+  name: string,
+  members: readonly EnsembleMember[],
+  method: 'quantile' | 'mixture' = 'quantile',
+): ModelFamily {
+  const fams = members.map((m) => m.family as ModelFamily<unknown>);
+  return {
+    name,
+    minObservations: (info: SeriesInfo) => Math.min(...fams.map((f, i) => f.minObservations(info, members[i].options))),
+    fit(y: Series, info: SeriesInfo): Fitted {
+      const fits: Fitted[] = [];
+      const weights: number[] = [];
+      const warnings: string[] = [];
+      let firstError: unknown;
+      for (let i = 0; i < fams.length; i++) {
+        try {
+          const f = fams[i].fit(y, info, members[i].options);
+          fits.push(f);
+          weights.push(members[i].weight ?? 1);
+          for (const w of f.warnings) warnings.push(`${f.model}: ${w}`);
+        } catch (err) {
+          firstError ??= err;
+          warnings.push(`${fams[i].name} dropped: ${err instanceof Error ? err.message : String(err)}`);
+        }
+      }
+      if (fits.length === 0) {
+        if (firstError instanceof Error) throw firstError;
+        throw new InsufficientDataError(0, 1, name);
+      }
+      const label = `${name}(${fits.map((f) => f.model).join(', ')})`;
+      const params: Params = {
+        method,
+        members: Object.fromEntries(fits.map((f, i) => [`${i}:${f.model}`, { weight: weights[i], ...f.params }])),
+      };
+      return {
+        model: label,
+        params,
+        nobs: Math.max(...fits.map((f) => f.nobs)),
+        warnings,
+        forecast: (h: number) => combineForecasts(label, fits.map((f) => f.forecast(h)), weights, method),
+      };
+    },
+  };
+}

@@ -1,0 +1,151 @@
+/**
+ * The engine facade the service calls: `forecastSeries(y, info, options)`.
+ *
+ * Validates the input (naming the offending value), resolves the model (`auto` = the
+ * combination the benchmark found best, see `registry.ts`), fits, forecasts, and — unless told
+ * not to — runs a bounded rolling-origin backtest on the series' own history that gives
+ * `confidence` (CRPS skill over seasonal naive, see `backtest.ts`) and, when the model's own
+ * intervals were miscalibrated there, conformal recalibration (`calibration/conformal.ts`).
+ * Pure and deterministic: same input and options → bit-identical output.
+ */
+import { backtest, confidenceScore, type BacktestResult } from './backtest';
+import { applyCalibration, planCalibration, type CalibrationPlan } from './calibration/conformal';
+import { InsufficientDataError, InvalidSeriesError } from './errors';
+import { toCountDistribution } from './distributions/count';
+import { countFinite } from './math/stats';
+import { autoModelName, boundFamily, resolveModel } from './registry';
+import type { Params, PredictiveDistribution, Series, SeriesInfo } from './types';
+
+export * from './types';
+export * from './errors';
+export { UnknownModelError, modelNames } from './registry';
+
+/** Longest horizon accepted (why: bounds work per request; 10 years of hourly data is ~87,600). */
+export const MAX_HORIZON = 100_000;
+
+/** Options of `forecastSeries`. */
+export interface ForecastOptions {
+  /** Steps ahead, integer ≥ 1. */
+  readonly horizon: number;
+  /** Registry name, `a+b` combination, `select:a/b`, or `auto` (default). */
+  readonly model?: string;
+  /** Seed recorded with the result for sample paths (default 0). */
+  readonly seed?: number;
+  /** Interval level the calibration targets, default 0.95. */
+  readonly level?: number;
+  /** Run the backtest for `confidence` (default true). */
+  readonly confidence?: boolean;
+  /**
+   * Interval calibration: `auto` (default: recalibrate only when backtest coverage is off),
+   * `off`, or `force`. Needs the backtest, so `confidence: false` with `auto` skips it too
+   * unless `calibrate` is given explicitly.
+   */
+  readonly calibrate?: 'auto' | 'off' | 'force';
+  /** Backtest origins, default 3 (at most `MAX_ORIGINS`). */
+  readonly origins?: number;
+}
+
+/** What `forecastSeries` returns. */
+export interface ForecastResult {
+  /** The fitted model's name, e.g. `ETS(M,Ad,M)` or `combo(ETS(A,N,N), Theta)`. */
+  readonly model: string;
+  /** The registry name that was fitted (what `auto` resolved to). */
+  readonly requestedModel: string;
+  readonly params: Params;
+  readonly distribution: PredictiveDistribution;
+  readonly warnings: readonly string[];
+  /** How the intervals were obtained (`analytic`, `simulated`, `conformal-scaled`, ...). */
+  readonly intervalMethod: string;
+  /** CRPS skill over seasonal naive on the series' history, in [0, 1]; null when not computed or no history. */
+  readonly confidence: number | null;
+  /** Backtest summary, when run. */
+  readonly backtest: { readonly origins: number; readonly crps: number; readonly coverage: number; readonly baselineCrps: number } | null;
+  readonly calibration: Pick<CalibrationPlan, 'method' | 'factor' | 'coverageBefore' | 'reason'> | null;
+  readonly nobs: number;
+  readonly horizon: number;
+  readonly seed: number;
+}
+
+/** Validate and normalise the series: no ±Infinity; count data non-negative integers; leading NaN dropped. */
+function checkSeries(y: Series, info: SeriesInfo): Float64Array {
+  if (!y || typeof y.length !== 'number') throw new InvalidSeriesError('series must be an array of numbers');
+  let start = 0;
+  while (start < y.length && Number.isNaN(y[start])) start++;
+  const out = new Float64Array(y.length - start);
+  for (let i = start; i < y.length; i++) {
+    const v = y[i];
+    if (typeof v !== 'number' || v === Infinity || v === -Infinity) throw new InvalidSeriesError(`y[${i}] is ${String(v)}, not a finite number`);
+    if (info.kind === 'count' && !Number.isNaN(v) && (v < 0 || !Number.isInteger(v))) {
+      throw new InvalidSeriesError(`y[${i}] is ${v}; count series need non-negative integers`);
+    }
+    out[i - start] = v;
+  }
+  return out;
+}
+
+function checkInfo(info: SeriesInfo): SeriesInfo {
+  if (!Number.isInteger(info.period) || info.period < 1) throw new InvalidSeriesError(`period must be an integer ≥ 1, got ${info.period}`);
+  for (const p of info.periods ?? []) {
+    if (!Number.isInteger(p) || p < 2) throw new InvalidSeriesError(`periods must be integers ≥ 2, got ${p}`);
+  }
+  if (info.kind !== undefined && info.kind !== 'continuous' && info.kind !== 'count') {
+    throw new InvalidSeriesError(`kind must be "continuous" or "count", got ${JSON.stringify(info.kind)}`);
+  }
+  return info;
+}
+
+/** Forecast one series (see the file comment). Throws `InsufficientDataError`, `InvalidSeriesError`, `UnknownModelError`. */
+export function forecastSeries(y: Series, info: SeriesInfo, options: ForecastOptions): ForecastResult {
+  const h = options.horizon;
+  if (!Number.isInteger(h) || h < 1 || h > MAX_HORIZON) throw new InvalidSeriesError(`horizon must be an integer in [1, ${MAX_HORIZON}], got ${h}`);
+  const seed = options.seed ?? 0;
+  if (!Number.isInteger(seed)) throw new InvalidSeriesError(`seed must be an integer, got ${seed}`);
+  const level = options.level ?? 0.95;
+  if (!(level > 0 && level < 1)) throw new InvalidSeriesError(`level must be in (0, 1), got ${level}`);
+  checkInfo(info);
+  const series = checkSeries(y, info);
+  const requested = options.model ?? 'auto';
+  const name = requested === 'auto' ? autoModelName(series) : requested;
+  const family = resolveModel(name);
+  const have = countFinite(series);
+  const need = family.minObservations(info);
+  if (have < need) throw new InsufficientDataError(have, need, name);
+
+  const fitted = family.fit(series, info, { horizon: h });
+  let distribution = fitted.forecast(h);
+  const warnings = [...fitted.warnings];
+
+  const wantBacktest = options.confidence !== false || (options.calibrate !== undefined && options.calibrate !== 'off');
+  let bt: BacktestResult | null = null;
+  let base: BacktestResult | null = null;
+  let calibration: ForecastResult['calibration'] = null;
+  if (wantBacktest) {
+    const btOptions = { horizon: h, origins: options.origins ?? 3, level };
+    bt = backtest(family, series, info, { ...btOptions, fitOptions: { horizon: h } });
+    if (bt.origins.length === 0) warnings.push('too little history for a backtest: no confidence or calibration');
+    const mode = options.calibrate ?? 'auto';
+    if (mode !== 'off' && bt.origins.length > 0) {
+      const plan = planCalibration(bt, { level, force: mode === 'force' });
+      distribution = applyCalibration(distribution, plan);
+      calibration = { method: plan.method, factor: plan.factor, coverageBefore: plan.coverageBefore, reason: plan.reason };
+    }
+    if (options.confidence !== false && bt.origins.length > 0) base = backtest(boundFamily('snaive'), series, info, btOptions);
+  }
+  // count data: discretise (round, censor at 0) after calibration, so the integer law is what users get
+  if (info.kind === 'count') distribution = toCountDistribution(distribution);
+  const confidence = bt && base ? confidenceScore(bt, base) : NaN;
+  return {
+    model: fitted.model,
+    requestedModel: name,
+    params: fitted.params,
+    distribution,
+    warnings,
+    intervalMethod: distribution.intervalMethod,
+    confidence: Number.isFinite(confidence) ? confidence : null,
+    backtest: bt && bt.origins.length > 0 ? { origins: bt.origins.length, crps: bt.crps, coverage: bt.coverage, baselineCrps: base ? base.crps : NaN } : null,
+    calibration,
+    nobs: fitted.nobs,
+    horizon: h,
+    seed,
+  };
+}

@@ -1,0 +1,171 @@
+/**
+ * Intermittent demand: Croston (1972), SBA (Syntetos & Boylan 2005) and TSB (Teunter,
+ * Syntetos & Babai 2011).
+ *
+ * - Croston: SES (α) of the non-zero demand sizes z and of the intervals between them p, both
+ *   started at their first value, forecast z/p, as R forecast's `croston` (α = 0.1 default).
+ * - SBA: Croston × (1 − α/2), removing Croston's bias (Syntetos & Boylan 2005).
+ * - TSB: the demand probability d is smoothed every period (β) towards 1[y_t > 0], the size z
+ *   only when a demand occurs (α); forecast d·z. d starts at the share of periods with demand,
+ *   z at the first size.
+ *
+ * The predictive distribution of each period is a hurdle law (see `croston-distribution.ts`):
+ * demand with probability 1/p (Croston), (1 − α/2)/p (SBA) or d (TSB), size with mean z.
+ * Periods are iid under these models, so the distribution is the same for every step and
+ * sample paths draw each period independently. Parameter uncertainty is not included (as in R).
+ * Missing values are dropped before fitting (why: the methods count periods between demands,
+ * and an unobserved period can be neither).
+ */
+import { InsufficientDataError, InvalidSeriesError } from '../errors';
+import { nelderMead } from '../optim/nelder-mead';
+import { nanVariance } from '../math/stats';
+import { Rng } from '../rng';
+import type { Fitted, ModelFamily, PredictiveDistribution, Series, SeriesInfo, StepDistribution } from '../types';
+import { HurdleStep, IntegerSizeStep, scaledEmpiricalSize } from './croston-distribution';
+
+/** Options of the intermittent-demand family. */
+export interface CrostonOptions {
+  /** `croston` (default), `sba` or `tsb`. */
+  readonly method?: 'croston' | 'sba' | 'tsb';
+  /** Smoothing of sizes (and intervals for Croston/SBA). Default 0.1, as R. */
+  readonly alpha?: number;
+  /** TSB smoothing of the demand probability. Default 0.1. */
+  readonly beta?: number;
+  /** Choose α (and β) by in-sample one-step MSE with the bounded Nelder–Mead in [0.01, 0.99]. Default false. */
+  readonly optimise?: boolean;
+}
+
+interface Smoothed {
+  /** Probability of a demand next period. */
+  prob: number;
+  /** Mean demand size. */
+  size: number;
+  /** In-sample one-step forecasts (NaN before the first demand for Croston/SBA). */
+  fitted: Float64Array;
+  /** Sum of squared one-step errors where fitted is defined. */
+  sse: number;
+}
+
+/** Run the chosen recursion over the observed values `x` (no NaN). */
+function smooth(x: Float64Array, method: 'croston' | 'sba' | 'tsb', alpha: number, beta: number, fitted: Float64Array): Smoothed {
+  const n = x.length;
+  let sse = 0;
+  if (method === 'tsb') {
+    let demands = 0;
+    let z = NaN;
+    for (let t = 0; t < n; t++) {
+      if (x[t] > 0) {
+        demands++;
+        if (Number.isNaN(z)) z = x[t];
+      }
+    }
+    let d = demands / n;
+    for (let t = 0; t < n; t++) {
+      fitted[t] = Number.isNaN(z) ? 0 : d * z;
+      sse += (x[t] - fitted[t]) ** 2;
+      d += beta * ((x[t] > 0 ? 1 : 0) - d);
+      if (x[t] > 0) z += alpha * (x[t] - z);
+    }
+    return { prob: d, size: Number.isNaN(z) ? 0 : z, fitted, sse };
+  }
+  const coeff = method === 'sba' ? 1 - alpha / 2 : 1;
+  let z = NaN;
+  let p = NaN;
+  let since = 0;
+  for (let t = 0; t < n; t++) {
+    fitted[t] = Number.isNaN(z) ? NaN : (coeff * z) / p;
+    if (!Number.isNaN(fitted[t])) sse += (x[t] - fitted[t]) ** 2;
+    since++;
+    if (x[t] > 0) {
+      if (Number.isNaN(z)) {
+        z = x[t];
+        p = since;
+      } else {
+        z += alpha * (x[t] - z);
+        p += alpha * (since - p);
+      }
+      since = 0;
+    }
+  }
+  if (Number.isNaN(z)) return { prob: 0, size: 0, fitted, sse };
+  return { prob: Math.min(1, coeff / p), size: z, fitted, sse };
+}
+
+function fitCroston(y: Series, _info: SeriesInfo, options: CrostonOptions = {}): Fitted {
+  const method = options.method ?? 'croston';
+  const name = method === 'croston' ? 'Croston' : method === 'sba' ? 'SBA' : 'TSB';
+  const values: number[] = [];
+  for (let i = 0; i < y.length; i++) {
+    const v = y[i];
+    if (Number.isNaN(v)) continue;
+    if (!Number.isFinite(v) || v < 0) throw new InvalidSeriesError(`${name} needs non-negative finite values; y[${i}] is ${v}`);
+    values.push(v);
+  }
+  if (values.length < 2) throw new InsufficientDataError(values.length, 2, name);
+  const x = Float64Array.from(values);
+  const warnings: string[] = [];
+  if (values.length < y.length) warnings.push(`${y.length - values.length} missing values dropped`);
+  let alpha = options.alpha ?? 0.1;
+  let beta = options.beta ?? 0.1;
+  for (const [k, v] of [['alpha', alpha], ['beta', beta]] as const) {
+    if (!(v >= 0 && v <= 1)) throw new InvalidSeriesError(`${name}: ${k} must be in [0, 1], got ${v}`);
+  }
+  const work = new Float64Array(x.length);
+  if (options.optimise) {
+    const tsb = method === 'tsb';
+    const res = nelderMead(
+      (q) => smooth(x, method, q[0], tsb ? q[1] : beta, work).sse,
+      tsb ? [alpha, beta] : [alpha],
+      { lower: tsb ? [0.01, 0.01] : [0.01], upper: tsb ? [0.99, 0.99] : [0.99], maxEvaluations: 400 },
+    );
+    alpha = res.x[0];
+    if (tsb) beta = res.x[1];
+  }
+  const s = smooth(x, method, alpha, beta, new Float64Array(x.length));
+  const sizes = values.filter((v) => v > 0);
+  if (sizes.length === 0) warnings.push('no demand observed: forecasting zero');
+  const integer = values.every(Number.isInteger);
+  let sizeLaw: StepDistribution;
+  if (sizes.length === 0) sizeLaw = new IntegerSizeStep(0, 0);
+  else if (integer) sizeLaw = new IntegerSizeStep(Math.max(0, s.size - 1), sizes.length > 1 ? nanVariance(sizes) : 0);
+  else sizeLaw = scaledEmpiricalSize(sizes, s.size);
+  const step = new HurdleStep(sizes.length === 0 ? 0 : s.prob, sizeLaw);
+  const fitted = new Float64Array(y.length).fill(NaN);
+  for (let i = 0, j = 0; i < y.length; i++) if (!Number.isNaN(y[i])) fitted[i] = s.fitted[j++];
+  return {
+    model: name,
+    params: { method, alpha, beta: method === 'tsb' ? beta : null, demandProbability: step.p, demandSize: s.size, integerSizes: integer },
+    nobs: x.length,
+    fitted,
+    warnings,
+    forecast: (h: number) => hurdleForecast(name, step, h),
+  };
+}
+
+/** The same hurdle law for each of h periods; paths draw periods independently by inversion. */
+function hurdleForecast(model: string, step: HurdleStep, h: number): PredictiveDistribution {
+  const steps = new Array<StepDistribution>(h).fill(step);
+  return {
+    model,
+    mean: new Float64Array(h).fill(step.mean),
+    steps,
+    intervalMethod: 'analytic',
+    samplePaths(n: number, seed: number): Float64Array[] {
+      const rng = new Rng(seed);
+      const out: Float64Array[] = [];
+      for (let i = 0; i < n; i++) {
+        const path = new Float64Array(h);
+        for (let k = 0; k < h; k++) path[k] = step.quantile(rng.uniform());
+        out.push(path);
+      }
+      return out;
+    },
+  };
+}
+
+/** Croston / SBA / TSB intermittent-demand family (`croston`). */
+export const croston: ModelFamily<CrostonOptions> = {
+  name: 'croston',
+  minObservations: () => 2,
+  fit: fitCroston,
+};

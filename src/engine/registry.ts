@@ -1,0 +1,141 @@
+/**
+ * The model registry: the names users and the evaluation CLI may ask for, each a model family
+ * with fixed options, plus two composition forms:
+ * - `a+b+c`: quantile-averaged combination (`ensemble.ts`), equal weights;
+ * - `mix:a+b`: linear-pool (mixture) combination;
+ * - `select:a/b/c`: per-series selection by rolling-origin CRPS (`select.ts`);
+ * - `name@P`: the model fitted with seasonal period P instead of the series' own (e.g. `dotm@52`
+ *   for weekly data whose declared period is 1), when the series has at least 3P observations.
+ * `auto` is resolved by the facade (`index.ts`), which knows the series.
+ */
+import { ensembleFamily } from './ensemble';
+import { InvalidSeriesError } from './errors';
+import { arima } from './models/arima/index';
+import { croston } from './models/croston';
+import { ets } from './models/ets/index';
+import { naive, naive2, rwDrift, seasonalNaive } from './models/naive';
+import { theta } from './models/theta';
+import { selectorFamily } from './select';
+import type { ModelFamily, SeriesInfo } from './types';
+
+/** An unknown model name; names the offending value and lists the known ones. */
+export class UnknownModelError extends InvalidSeriesError {
+  constructor(readonly modelName: string) {
+    super(`unknown model ${JSON.stringify(modelName)}; known: auto, ${modelNames().join(', ')} (combine with a+b, mix:a+b, select:a/b)`);
+  }
+}
+
+/** One registered model: a family and the options it is fitted with. */
+export interface RegistryEntry {
+  readonly family: ModelFamily<never> | ModelFamily;
+  readonly options?: unknown;
+  /** One line for `--help` and the API's model list. */
+  readonly description: string;
+}
+
+const ENTRIES: Record<string, RegistryEntry> = {
+  naive: { family: naive, description: 'random walk: the last value' },
+  snaive: { family: seasonalNaive, description: 'seasonal naive: the value one period earlier' },
+  rwdrift: { family: rwDrift, description: 'random walk with drift' },
+  naive2: { family: naive2, description: 'M4 Naive2: naive on the seasonally adjusted series' },
+  ets: { family: ets, description: 'automatic exponential smoothing (R forecast::ets): best ETS model by AICc' },
+  'ets-additive': { family: ets, options: { additiveOnly: true }, description: 'automatic ETS restricted to additive components' },
+  'ets-fast': { family: ets, options: { maxEvaluations: 300 }, description: 'automatic ETS with a smaller optimiser budget per candidate model' },
+  arima: { family: arima, description: 'automatic ARIMA (Hyndman & Khandakar 2008; R forecast::auto.arima)' },
+  theta: { family: theta, description: 'standard Theta method (Assimakopoulos & Nikolopoulos 2000; R thetaf)' },
+  'theta-m4': { family: theta, options: { seasonalityTest: 'm4' }, description: 'standard Theta with the M4 seasonality test (the M4 benchmark)' },
+  otm: { family: theta, options: { variant: 'optimised' }, description: 'optimised Theta method (Fiorucci et al. 2016)' },
+  dotm: { family: theta, options: { variant: 'dynamic' }, description: 'dynamic optimised Theta method (Fiorucci et al. 2016)' },
+  croston: { family: croston, description: "Croston's method for intermittent demand" },
+  sba: { family: croston, options: { method: 'sba' }, description: 'Syntetos–Boylan approximation (bias-corrected Croston)' },
+  tsb: { family: croston, options: { method: 'tsb' }, description: 'Teunter–Syntetos–Babai: demand probability smoothed every period' },
+};
+
+/** Registered plain names, sorted. */
+export function modelNames(): string[] {
+  return Object.keys(ENTRIES).sort();
+}
+
+/** The entry of a plain name, or undefined. */
+export function registryEntry(name: string): RegistryEntry | undefined {
+  return Object.prototype.hasOwnProperty.call(ENTRIES, name) ? ENTRIES[name] : undefined;
+}
+
+/** A family with its registry options bound (so callers need not carry options around). */
+export function boundFamily(name: string): ModelFamily {
+  const e = registryEntry(name);
+  if (!e) throw new UnknownModelError(name);
+  const fam = e.family as ModelFamily<unknown>;
+  // always wrapped: callers pass facade-level options ({ horizon }) that are not the family's
+  return {
+    name,
+    minObservations: (info) => fam.minObservations(info, e.options),
+    fit: (y, info) => fam.fit(y, info, e.options),
+  };
+}
+
+/** Resolve any model name except `auto` (plain, `a+b`, `mix:a+b`, `select:a/b`) to a family. */
+export function resolveModel(name: string): ModelFamily {
+  const spec = name.trim();
+  if (spec.startsWith('select:')) {
+    const parts = spec.slice(7).split('/').filter(Boolean);
+    if (parts.length === 0) throw new UnknownModelError(name);
+    return selectorFamily(spec, parts.map((p) => ({ label: p, family: resolveModel(p) })));
+  }
+  const mixture = spec.startsWith('mix:');
+  const body = mixture ? spec.slice(4) : spec;
+  if (body.includes('+')) {
+    const parts = body.split('+').filter(Boolean);
+    if (parts.length === 0) throw new UnknownModelError(name);
+    return ensembleFamily(
+      spec,
+      parts.map((p) => ({ family: resolveModel(p) })),
+      mixture ? 'mixture' : 'quantile',
+    );
+  }
+  const at = body.indexOf('@');
+  if (at > 0) return withPeriod(boundFamily(body.slice(0, at)), Number(body.slice(at + 1)), body);
+  return boundFamily(body);
+}
+
+/** `family` fitted with seasonal period `p` when the series has ≥ 3p values (why 3: two full cycles plus one to estimate, as classical decomposition needs). */
+export function withPeriod(family: ModelFamily, p: number, name: string): ModelFamily {
+  if (!Number.isInteger(p) || p < 1) throw new UnknownModelError(name);
+  const infoFor = (n: number, info: SeriesInfo): SeriesInfo => (n >= 3 * p ? { ...info, period: p, periods: p > 1 ? [p] : [] } : info);
+  return {
+    name,
+    minObservations: (info) => family.minObservations(info),
+    fit: (y, info, options) => family.fit(y, infoFor(y.length, info), options),
+  };
+}
+
+/**
+ * What `auto` means: the combination the benchmark (`forecast evaluate`, see the report in
+ * `bench/`) found best. Changing it is a measured decision, not a taste.
+ */
+export const AUTO_MODEL = 'naive2';
+
+/** `auto` for intermittent demand (many zeros): the Croston family is among the candidates. */
+export const AUTO_INTERMITTENT_MODEL = 'naive';
+
+/** Share of zeros from which a non-negative series counts as intermittent (Syntetos & Boylan 2005 use ADI > 1.32, i.e. about 25% zeros). */
+export const INTERMITTENT_ZERO_SHARE = 0.3;
+
+/** True when a non-negative series has at least `INTERMITTENT_ZERO_SHARE` zeros among its observations. */
+export function isIntermittent(y: ArrayLike<number>): boolean {
+  let zeros = 0;
+  let n = 0;
+  for (let i = 0; i < y.length; i++) {
+    const v = y[i];
+    if (Number.isNaN(v)) continue;
+    if (v < 0) return false;
+    if (v === 0) zeros++;
+    n++;
+  }
+  return n > 0 && zeros / n >= INTERMITTENT_ZERO_SHARE;
+}
+
+/** The registry name `auto` stands for on this series. */
+export function autoModelName(y: ArrayLike<number>): string {
+  return isIntermittent(y) ? AUTO_INTERMITTENT_MODEL : AUTO_MODEL;
+}

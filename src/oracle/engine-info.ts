@@ -1,0 +1,25 @@
+/** Facts the oracle derives from an entity for the engine, and the engine's identity for audits. */
+import type { EntityRecord } from '../entities/entity-store';
+import type { SeriesInfo } from '../engine/types';
+
+/** Engine identity recorded with every query (manifest `engine`). */
+export const ENGINE_INFO = { name: 'forecast-engine', version: '1.0.0', runtime: `node ${process.versions.node}` } as const;
+
+/**
+ * Seasonal periods for an entity: its season length first, plus the longer cycle its frequency
+ * implies (hourly data: a week of 168; daily data: a year of 365), for multi-seasonal models.
+ */
+export function seasonalInfo(entity: EntityRecord): SeriesInfo {
+  const period = entity.seasonLength;
+  const longer: Record<string, number> = { PT1H: 168, P1D: 365 };
+  const periods = new Set<number>();
+  if (period > 1) periods.add(period);
+  const extra = longer[entity.frequency];
+  if (extra && extra > period) periods.add(extra);
+  return { period, periods: [...periods].sort((a, b) => a - b) };
+}
+
+/** The seed of a series' sample paths: from its digest, so the same data gives the same forecast. */
+export function seedOf(digest: string): number {
+  return parseInt(digest.slice(0, 8), 16) & 0x7fffffff;
+}

@@ -1,0 +1,42 @@
+/** The messages between the oracle and its forecast workers (structured-clone safe). */
+import type { Params, SeriesInfo } from '../engine/types';
+import type { StepSummary } from './summary';
+
+/** One series to forecast and what to report about it. */
+export interface ForecastJob {
+  /** Identifies the fit: series digest + model spec (model, horizon, seed, info). */
+  readonly fitKey: string;
+  readonly series: Float64Array;
+  readonly info: SeriesInfo;
+  readonly horizon: number;
+  readonly seed: number;
+  readonly model: string;
+  /** Thresholds (undefined = default) and quantile levels for the summary. */
+  readonly thresholds?: readonly number[];
+  readonly levels: readonly number[];
+}
+
+/** What a worker answers. */
+export interface ForecastJobResult {
+  readonly model: string;
+  readonly requestedModel: string;
+  readonly params: Params;
+  readonly warnings: readonly string[];
+  readonly intervalMethod: string;
+  readonly confidence: number | null;
+  readonly nobs: number;
+  readonly summary: StepSummary;
+  /** True when this job fitted the model (false: the worker's fit cache had it). */
+  readonly fitted: boolean;
+}
+
+/** An engine error carried across the thread boundary (classes do not survive structured clone). */
+export interface ForecastJobError {
+  readonly name: string;
+  readonly message: string;
+  readonly have?: number;
+  readonly need?: number;
+}
+
+export type WorkerRequest = { readonly id: number; readonly job: ForecastJob };
+export type WorkerReply = { readonly id: number; readonly result?: ForecastJobResult; readonly error?: ForecastJobError };

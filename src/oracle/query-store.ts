@@ -1,0 +1,87 @@
+/**
+ * The record of every oracle query: what a later audit needs to sign a manifest and to replay
+ * the query bit for bit (data revision, inputs with digests, models with parameters and seeds,
+ * the output and its digest).
+ */
+import { createHash } from 'node:crypto';
+import { canonicalize } from 'json-canonicalize';
+import type { Params } from '../engine/types';
+import type { Database } from '../store/database';
+
+/** Per-axis facts of one query. */
+export interface AxisRecordOfQuery {
+  readonly axis: string;
+  readonly kind: string;
+  readonly observations: number;
+  readonly firstTime: string;
+  readonly lastTime: string;
+  readonly seriesDigest: string;
+  readonly model: string;
+  readonly requestedModel: string;
+  readonly params: Params;
+  readonly seed: number;
+  readonly intervalMethod: string;
+  readonly warnings: readonly string[];
+}
+
+export interface QueryRecord {
+  readonly queryId: string;
+  readonly accountId: string;
+  readonly entity: string;
+  readonly createTime: number;
+  readonly dataRevision: number;
+  readonly keyId: string;
+  readonly request: unknown;
+  readonly engine: { readonly name: string; readonly version: string; readonly runtime: string };
+  readonly axes: readonly AxisRecordOfQuery[];
+  readonly output: unknown;
+}
+
+/** SHA-256 (hex) of the RFC 8785 canonical JSON of a value. */
+export function canonicalDigest(value: unknown): string {
+  return createHash('sha256').update(canonicalize(value)).digest('hex');
+}
+
+export class QueryStore {
+  constructor(private readonly database: Database) {}
+
+  async save(r: QueryRecord): Promise<string> {
+    const outputDigest = canonicalDigest(r.output);
+    await this.database.db
+      .insertInto('queries')
+      .values({
+        query_id: r.queryId,
+        account_id: r.accountId,
+        entity: r.entity,
+        create_time: r.createTime,
+        data_revision: r.dataRevision,
+        key_id: r.keyId,
+        request: canonicalize(r.request),
+        record: canonicalize({ engine: r.engine, axes: r.axes }),
+        output: canonicalize(r.output),
+        output_digest: outputDigest,
+      })
+      .execute();
+    return outputDigest;
+  }
+
+  /** A stored query of the account, parsed. */
+  async get(accountId: string, queryId: string): Promise<(QueryRecord & { outputDigest: string }) | undefined> {
+    const row = await this.database.db.selectFrom('queries').selectAll().where('account_id', '=', accountId).where('query_id', '=', queryId).executeTakeFirst();
+    if (!row) return undefined;
+    const record = JSON.parse(row.record) as Pick<QueryRecord, 'engine' | 'axes'>;
+    return {
+      queryId: row.query_id,
+      accountId: row.account_id,
+      entity: row.entity,
+      createTime: Number(row.create_time),
+      dataRevision: Number(row.data_revision),
+      keyId: row.key_id,
+      request: JSON.parse(row.request),
+      engine: record.engine,
+      axes: record.axes,
+      output: JSON.parse(row.output),
+      outputDigest: row.output_digest,
+    };
+  }
+}

@@ -1,0 +1,80 @@
+/**
+ * Load an axis as a regular series for the engine: observations as of a data revision, placed on
+ * the entity's frequency grid from the first to the last observation, gaps as NaN. Cached per
+ * (account, entity, axis) and validated by the entity's newest revision, so a new ingest for an
+ * entity invalidates exactly that entity's series (on every replica: the check is a query).
+ */
+import { createHash } from 'node:crypto';
+import type { AxisRecord, EntityRecord } from '../entities/entity-store';
+import { indexOf } from '../entities/frequency';
+import type { ObservationStore } from '../entities/observation-store';
+
+export interface LoadedSeries {
+  readonly axis: string;
+  readonly values: Float64Array;
+  /** Grid index of values[0] (NaN when empty). */
+  readonly firstIndex: number;
+  /** Grid index of the last value. */
+  readonly lastIndex: number;
+  /** Non-missing observations. */
+  readonly nobs: number;
+  readonly firstTime: number | undefined;
+  readonly lastTime: number | undefined;
+  /** SHA-256 of the canonical series (grid start, frequency, kind, values as float64). */
+  readonly digest: string;
+}
+
+/** Longest series span accepted, in grid steps (a 10-year hourly series is ~87,600). */
+export const MAX_SERIES_STEPS = 200_000;
+const CACHE_SIZE = 4096;
+
+export class SeriesLoader {
+  private readonly cache = new Map<string, { revision: number; series: LoadedSeries }>();
+
+  constructor(private readonly observations: ObservationStore) {}
+
+  /** The series of `axis` as of `asOf`. */
+  async load(accountId: string, entity: EntityRecord, axis: AxisRecord, asOf: number): Promise<LoadedSeries> {
+    const key = `${accountId}\u0000${entity.entity}\u0000${axis.name}\u0000${entity.frequency}`;
+    const newest = await this.observations.newestRevision(accountId, entity.entity);
+    const cached = this.cache.get(key);
+    // The cache holds current data; it serves `asOf` only when nothing newer than asOf exists.
+    if (cached && cached.revision === newest && newest <= asOf) return cached.series;
+    const rows = await this.observations.series(accountId, entity.entity, axis.name, asOf);
+    const series = build(entity, axis, rows);
+    if (newest <= asOf) {
+      this.cache.set(key, { revision: newest, series });
+      if (this.cache.size > CACHE_SIZE) this.cache.delete(this.cache.keys().next().value!);
+    }
+    return series;
+  }
+}
+
+function build(entity: EntityRecord, axis: AxisRecord, rows: readonly { time: number; value: number }[]): LoadedSeries {
+  if (rows.length === 0) {
+    return { axis: axis.name, values: new Float64Array(0), firstIndex: NaN, lastIndex: NaN, nobs: 0, firstTime: undefined, lastTime: undefined, digest: digestOf(entity, axis, NaN, new Float64Array(0)) };
+  }
+  const first = indexOf(entity.frequency, rows[0].time)!;
+  const last = indexOf(entity.frequency, rows[rows.length - 1].time)!;
+  const span = last - first + 1;
+  if (span > MAX_SERIES_STEPS) throw new RangeError(`axis ${axis.name} spans ${span} steps; at most ${MAX_SERIES_STEPS} are forecast`);
+  const values = new Float64Array(span).fill(NaN);
+  for (const r of rows) values[indexOf(entity.frequency, r.time)! - first] = r.value;
+  return {
+    axis: axis.name,
+    values,
+    firstIndex: first,
+    lastIndex: last,
+    nobs: rows.length,
+    firstTime: rows[0].time,
+    lastTime: rows[rows.length - 1].time,
+    digest: digestOf(entity, axis, first, values),
+  };
+}
+
+function digestOf(entity: EntityRecord, axis: AxisRecord, first: number, values: Float64Array): string {
+  return createHash('sha256')
+    .update(`${entity.frequency}\u0000${axis.kind}\u0000${first}\u0000`)
+    .update(Buffer.from(values.buffer, values.byteOffset, values.byteLength))
+    .digest('hex');
+}

@@ -1,0 +1,58 @@
+/**
+ * Turn an engine distribution at one step into what a query reports: mean, quantiles at the
+ * requested levels, and probabilities of the outcome bins defined by thresholds. Pure.
+ */
+import type { PredictiveDistribution } from '../engine/types';
+
+/** Default quantile levels reported for the first axis. */
+export const DEFAULT_QUANTILE_LEVELS: readonly number[] = [0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95];
+/** Number of default thresholds (K = 10 bins). */
+export const DEFAULT_THRESHOLD_COUNT = 9;
+
+export interface StepSummary {
+  readonly mean: number;
+  readonly quantiles: number[];
+  readonly thresholds: number[];
+  /** Probabilities of the len(thresholds) + 1 bins; sums to 1. */
+  readonly distribution: number[];
+}
+
+/**
+ * Summarise step `h` (1-based). Bin i is [t(i), t(i+1)): its probability is P(Y < t(i+1)) −
+ * P(Y < t(i)). For count data P(Y < t) counts the integers below t, so bins below zero get 0.
+ */
+export function summarise(
+  dist: PredictiveDistribution,
+  h: number,
+  thresholds: readonly number[] | undefined,
+  levels: readonly number[],
+  kind: 'continuous' | 'count',
+): StepSummary {
+  const step = dist.steps[h - 1];
+  const quantiles = levels.map((p) => step.quantile(p));
+  const t = thresholds && thresholds.length > 0 ? [...thresholds] : defaultThresholds(step.quantile(0.05), step.quantile(0.95));
+  const below = (x: number): number => {
+    if (kind === 'count') return Number.isInteger(x) ? (x - 1 < 0 ? 0 : step.cdf(x - 1)) : x < 0 ? 0 : step.cdf(Math.floor(x));
+    return step.cdf(x);
+  };
+  const distribution: number[] = [];
+  let previous = 0;
+  for (const x of t) {
+    // Running max and clamp absorb floating-point noise, so every probability is ≥ 0.
+    const c = Math.min(1, Math.max(previous, below(x)));
+    distribution.push(c - previous);
+    previous = c;
+  }
+  distribution.push(1 - previous);
+  return { mean: dist.mean[h - 1], quantiles, thresholds: t, distribution };
+}
+
+/** 9 thresholds evenly spaced between the 5% and 95% quantiles (widened by 5% when they coincide). */
+export function defaultThresholds(lo: number, hi: number): number[] {
+  if (!(hi - lo > 1e-9 * Math.max(1, Math.abs(lo), Math.abs(hi)))) {
+    const w = Math.max(1, Math.abs(lo)) * 0.05;
+    lo -= w;
+    hi += w;
+  }
+  return Array.from({ length: DEFAULT_THRESHOLD_COUNT }, (_, i) => lo + ((hi - lo) * i) / (DEFAULT_THRESHOLD_COUNT - 1));
+}

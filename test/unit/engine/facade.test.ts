@@ -1,0 +1,63 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { forecastSeries, InsufficientDataError, InvalidSeriesError, UnknownModelError } from '../../../src/engine/index';
+import { Rng } from '../../../src/engine/rng';
+
+function seasonal(n: number, seed: number): Float64Array {
+  const rng = new Rng(seed);
+  return Float64Array.from({ length: n }, (_, t) => 100 + 0.5 * t + 10 * Math.sin((2 * Math.PI * t) / 12) + 2 * rng.normal());
+}
+
+function snapshot(r: ReturnType<typeof forecastSeries>): string {
+  const d = r.distribution;
+  const q = d.steps.map((s) => [0.025, 0.1, 0.5, 0.9, 0.975].map((p) => s.quantile(p)));
+  const c = d.steps.map((s) => s.cdf(s.mean));
+  const paths = d.samplePaths(20, r.seed).map((p) => Array.from(p));
+  return JSON.stringify({ ...r, distribution: undefined, mean: Array.from(d.mean), q, c, paths });
+}
+
+test('the facade is deterministic: bit-identical output twice, for auto and a combination', () => {
+  const y = seasonal(96, 1);
+  for (const model of ['auto', 'naive+snaive', 'mix:naive+rwdrift']) {
+    const a = snapshot(forecastSeries(y, { period: 12 }, { horizon: 18, model, seed: 42 }));
+    const b = snapshot(forecastSeries(Array.from(y), { period: 12 }, { horizon: 18, model, seed: 42 }));
+    assert.equal(a, b, model);
+  }
+});
+
+test('auto reports what it fitted, a confidence in [0, 1] and the interval method', () => {
+  const r = forecastSeries(seasonal(96, 2), { period: 12 }, { horizon: 12 });
+  assert.ok(r.requestedModel.length > 0);
+  assert.equal(r.distribution.mean.length, 12);
+  assert.ok(r.confidence !== null && r.confidence >= 0 && r.confidence <= 1);
+  assert.ok(r.backtest && r.backtest.origins > 0);
+  assert.equal(typeof r.intervalMethod, 'string');
+  for (const s of r.distribution.steps) assert.ok(s.quantile(0.025) <= s.mean && s.mean <= s.quantile(0.975));
+});
+
+test('named errors for bad input, too little data and unknown models', () => {
+  assert.throws(() => forecastSeries([1, 2, Infinity, 4], { period: 1 }, { horizon: 2 }), (e: unknown) => e instanceof InvalidSeriesError && /y\[2\]/.test((e as Error).message));
+  assert.throws(() => forecastSeries([1, 2, 3], { period: 0 }, { horizon: 2 }), InvalidSeriesError);
+  assert.throws(() => forecastSeries([1, 2, 3], { period: 1 }, { horizon: 0 }), InvalidSeriesError);
+  assert.throws(() => forecastSeries([1, 2.5], { period: 1, kind: 'count' }, { horizon: 1 }), InvalidSeriesError);
+  assert.throws(() => forecastSeries([5], { period: 1 }, { horizon: 3 }), InsufficientDataError);
+  assert.throws(() => forecastSeries([NaN, NaN], { period: 1 }, { horizon: 3 }), InsufficientDataError);
+  assert.throws(() => forecastSeries([1, 2, 3, 4], { period: 1 }, { horizon: 1, model: 'prophet' }), UnknownModelError);
+});
+
+test('edge cases give finite forecasts: constant, zeros, missing values, huge values, negatives', () => {
+  const cases: [string, number[], number][] = [
+    ['constant', Array(40).fill(7), 1],
+    ['zeros', Array(40).fill(0), 1],
+    ['missing', Array.from({ length: 60 }, (_, t) => (t % 7 === 3 ? NaN : 10 + (t % 12))), 12],
+    ['huge', Array.from({ length: 60 }, (_, t) => 1e12 * (1 + 0.01 * t)), 1],
+    ['negative', Array.from({ length: 60 }, (_, t) => -50 + Math.sin(t)), 12],
+    ['short', [3, 4, 5, 4, 6], 1],
+  ];
+  for (const [label, y, period] of cases) {
+    const r = forecastSeries(y, { period }, { horizon: 6 });
+    for (const s of r.distribution.steps) {
+      assert.ok(Number.isFinite(s.mean) && Number.isFinite(s.quantile(0.05)) && Number.isFinite(s.quantile(0.95)), `${label}: ${r.model}`);
+    }
+  }
+});

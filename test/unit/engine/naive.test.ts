@@ -1,0 +1,89 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { naive, naive2, rwDrift, seasonalNaive } from '../../../src/engine/models/naive';
+import { InsufficientDataError } from '../../../src/engine/errors';
+import { normalQuantile } from '../../../src/engine/math/normal';
+import type { PredictiveDistribution } from '../../../src/engine/types';
+
+interface Bands { mean: number[]; lower80: number[]; upper80: number[]; lower95: number[]; upper95: number[] }
+interface Case { name: string; period: number; h: number; y: number[]; naive: Bands; rwdrift: Bands; snaive?: Bands }
+const cases: Case[] = JSON.parse(fs.readFileSync(path.resolve('test/fixtures/r/naive-cases.json'), 'utf8'));
+
+/** Tolerance: 1e-9 relative; the formulas are closed-form, so only rounding differs from R 4.x forecast 8.20. */
+function assertBands(fc: PredictiveDistribution, b: Bands, label: string): void {
+  const close = (a: number, e: number, what: string) =>
+    assert.ok(Math.abs(a - e) <= 1e-9 * Math.max(1, Math.abs(e)), `${label} ${what}: ${a} vs ${e}`);
+  for (let k = 0; k < b.mean.length; k++) {
+    close(fc.mean[k], b.mean[k], `mean[${k}]`);
+    close(fc.steps[k].quantile(0.1), b.lower80[k], `lo80[${k}]`);
+    close(fc.steps[k].quantile(0.9), b.upper80[k], `hi80[${k}]`);
+    close(fc.steps[k].quantile(0.025), b.lower95[k], `lo95[${k}]`);
+    close(fc.steps[k].quantile(0.975), b.upper95[k], `hi95[${k}]`);
+  }
+}
+
+test('naive, snaive and rwf(drift) match R forecast', () => {
+  for (const c of cases) {
+    const info = { period: c.period };
+    assertBands(naive.fit(c.y, info).forecast(c.h), c.naive, `${c.name} naive`);
+    assertBands(rwDrift.fit(c.y, info).forecast(c.h), c.rwdrift, `${c.name} rwdrift`);
+    if (c.snaive) assertBands(seasonalNaive.fit(c.y, info).forecast(c.h), c.snaive, `${c.name} snaive`);
+  }
+});
+
+test('naive2 on AirPassengers: naive on the series adjusted by the R decompose figure, reseasonalised (1e-12)', () => {
+  const dec = JSON.parse(fs.readFileSync(path.resolve('test/fixtures/r/stl-decompose.json'), 'utf8'));
+  const y: number[] = dec.y;
+  const fig: number[] = dec.multiplicative.figure;
+  const fit = naive2.fit(y, { period: 12 });
+  assert.equal(fit.params.seasonal, true);
+  const f = fit.forecast(24);
+  const n = y.length;
+  const last = y[n - 1] / fig[(n - 1) % 12];
+  for (let k = 0; k < 24; k++) {
+    const e = last * fig[(n + k) % 12];
+    assert.ok(Math.abs(f.mean[k] - e) < 1e-12 * e, `[${k}] ${f.mean[k]} vs ${e}`);
+  }
+  // non-seasonal by the test: plain naive
+  const nile = cases.find((c) => c.name === 'Nile')!;
+  const g = naive2.fit(nile.y, { period: 1 }).forecast(3);
+  assert.deepEqual(Array.from(g.mean), new Array(3).fill(nile.y[nile.y.length - 1]));
+});
+
+test('missing values: last cycle read through gaps, no NaN out', () => {
+  const y = [1, 2, 3, NaN, 5, 6, NaN];
+  const f = naive.fit(y, { period: 1 }).forecast(3);
+  assert.deepEqual(Array.from(f.mean), [6, 6, 6]);
+  const s = seasonalNaive.fit([1, 2, 3, 4, NaN, 6, 7, NaN], { period: 4 }).forecast(4);
+  assert.deepEqual(Array.from(s.mean), [1, 6, 7, 4]);
+  for (const st of s.steps) assert.ok(Number.isFinite(st.quantile(0.9)));
+});
+
+test('edge cases: constant series gives a point mass; too short is a named error', () => {
+  const f = naive.fit([5, 5, 5], { period: 1 }).forecast(2);
+  assert.equal(f.steps[1].quantile(0.99), 5);
+  assert.equal(f.steps[1].cdf(5), 1);
+  assert.throws(() => naive.fit([1], { period: 1 }), InsufficientDataError);
+  assert.throws(() => rwDrift.fit([1, 2], { period: 1 }), InsufficientDataError);
+  assert.throws(() => seasonalNaive.fit([1, 2, 3, 4], { period: 4 }), InsufficientDataError);
+  const d = rwDrift.fit([1, 2, 4], { period: 1 }).forecast(2);
+  assert.ok(d.mean.every(Number.isFinite));
+  const z = naive2.fit([0, 0, 0, 0, 0, 0, 0, 0, 0], { period: 3 }).forecast(3);
+  assert.deepEqual(Array.from(z.mean), [0, 0, 0]);
+});
+
+test('sample paths: same seed same paths, spread matches the analytic sd', () => {
+  const c = cases.find((x) => x.name === 'AirPassengers')!;
+  const f = rwDrift.fit(c.y, { period: 12 }).forecast(6);
+  const a = f.samplePaths(4000, 11);
+  assert.deepEqual(a.slice(0, 5), f.samplePaths(5, 11));
+  assert.notDeepEqual(a[0], f.samplePaths(1, 12)[0]);
+  const k = 5;
+  const vals = a.map((p) => p[k]);
+  const mean = vals.reduce((s, v) => s + v, 0) / vals.length;
+  const sd = Math.sqrt(vals.reduce((s, v) => s + (v - mean) ** 2, 0) / (vals.length - 1));
+  const analytic = (f.steps[k].quantile(0.975) - f.steps[k].mean) / normalQuantile(0.975);
+  assert.ok(Math.abs(sd / analytic - 1) < 0.05, `${sd} vs ${analytic}`);
+});
