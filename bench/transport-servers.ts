@@ -12,6 +12,7 @@ import express from 'express';
 import * as grpc from '@grpc/grpc-js';
 import { loadConfig } from '../src/config';
 import { startService } from '../src/service';
+import { Rng } from '../src/engine/rng';
 
 async function main(): Promise<void> {
   const [kind, bytesFile] = process.argv.slice(2);
@@ -28,6 +29,30 @@ async function main(): Promise<void> {
     );
     if (!outcome.ok) throw outcome.error;
     process.stdout.write(JSON.stringify({ http: service.httpPort, grpc: service.grpcPort, key: created.apiKey }) + '\n');
+  } else if (kind === 'oracle') {
+    // The real service with N entities, each a 1,000-point daily series with weekly seasonality.
+    const n = Number(bytesFile ?? 40);
+    const dir = mkdtempSync(join(tmpdir(), 'forecast-bench-'));
+    const config = loadConfig({ HTTP_PORT: '0', GRPC_PORT: '0', DATABASE_URL: `sqlite:${join(dir, 'bench.db')}`, LOG_LEVEL: 'error' });
+    const service = await startService(config);
+    const { account, created } = await service.ctx.accounts.createAccount('enterprise', null);
+    const { ctx } = service;
+    const rng = new Rng(1);
+    const start = Date.UTC(2023, 0, 2);
+    for (let e = 0; e < n; e++) {
+      const entity = `sku:b${e}`;
+      await ctx.database.transaction(async (trx) => {
+        await ctx.entities.upsertRow(trx, account.id, { entity, type: 'sku', displayName: '', frequency: 'P1D', seasonLength: 7 }, 0);
+        await ctx.entities.upsertAxes(trx, account.id, entity, [{ name: 'demand', unit: '', kind: 'continuous' }]);
+      });
+      const rows = Array.from({ length: 1000 }, (_, i) => ({
+        axis: 'demand',
+        time: start + i * 86_400_000,
+        value: 200 + 0.05 * i + [0, -10, -5, 0, 15, 40, 30][i % 7] + 8 * rng.normal(),
+      }));
+      await ctx.observations.ingest(account.id, [{ entity, rows }], 0);
+    }
+    process.stdout.write(JSON.stringify({ http: service.httpPort, grpc: service.grpcPort, key: created.apiKey, entities: n }) + '\n');
   } else if (kind === 'express') {
     const { json } = JSON.parse(readFileSync(bytesFile, 'utf8')) as { json: string };
     const app = express();

@@ -14,6 +14,7 @@ import { arima } from './models/arima/index';
 import { croston } from './models/croston';
 import { ets } from './models/ets/index';
 import { naive, naive2, rwDrift, seasonalNaive } from './models/naive';
+import { mstl } from './models/mstl';
 import { theta } from './models/theta';
 import { selectorFamily } from './select';
 import type { ModelFamily, SeriesInfo } from './types';
@@ -46,6 +47,17 @@ const ENTRIES: Record<string, RegistryEntry> = {
   'theta-m4': { family: theta, options: { seasonalityTest: 'm4' }, description: 'standard Theta with the M4 seasonality test (the M4 benchmark)' },
   otm: { family: theta, options: { variant: 'optimised' }, description: 'optimised Theta method (Fiorucci et al. 2016)' },
   dotm: { family: theta, options: { variant: 'dynamic' }, description: 'dynamic optimised Theta method (Fiorucci et al. 2016)' },
+  mstl: { family: mstl, description: 'MSTL decomposition (all periods in info.periods) + dynamic optimised Theta on the adjusted series' },
+  'mstl-ets': {
+    family: mstl,
+    options: { inner: ets, innerOptions: { season: 'N', maxEvaluations: 300 } },
+    description: 'MSTL decomposition + non-seasonal automatic ETS on the adjusted series (R stlf)',
+  },
+  'mstl-arima': {
+    family: mstl,
+    options: { inner: arima, innerOptions: { maxSP: 0, maxSQ: 0, D: 0 } },
+    description: 'MSTL decomposition + non-seasonal automatic ARIMA on the adjusted series',
+  },
   croston: { family: croston, description: "Croston's method for intermittent demand" },
   sba: { family: croston, options: { method: 'sba' }, description: 'Syntetos–Boylan approximation (bias-corrected Croston)' },
   tsb: { family: croston, options: { method: 'tsb' }, description: 'Teunter–Syntetos–Babai: demand probability smoothed every period' },

@@ -7,6 +7,8 @@ import { createHash } from 'node:crypto';
 import { canonicalize } from 'json-canonicalize';
 import type { Params } from '../engine/types';
 import type { Database } from '../store/database';
+import { GroupCommit } from '../store/group-commit';
+import type { QueriesTable } from '../store/schema';
 
 /** Per-axis facts of one query. */
 export interface AxisRecordOfQuery {
@@ -37,31 +39,34 @@ export interface QueryRecord {
   readonly output: unknown;
 }
 
-/** SHA-256 (hex) of the RFC 8785 canonical JSON of a value. */
-export function canonicalDigest(value: unknown): string {
-  return createHash('sha256').update(canonicalize(value)).digest('hex');
-}
-
 export class QueryStore {
-  constructor(private readonly database: Database) {}
+  /** Records of concurrent queries are committed together (each still before its response). */
+  private readonly writer: GroupCommit<QueriesTable>;
 
+  constructor(private readonly database: Database) {
+    this.writer = new GroupCommit((rows) =>
+      this.database.transaction(async (trx) => {
+        for (let i = 0; i < rows.length; i += 50) await trx.insertInto('queries').values(rows.slice(i, i + 50)).execute();
+      }),
+    );
+  }
+
+  /** Record a query; resolves with the output digest once the record is committed. */
   async save(r: QueryRecord): Promise<string> {
-    const outputDigest = canonicalDigest(r.output);
-    await this.database.db
-      .insertInto('queries')
-      .values({
-        query_id: r.queryId,
-        account_id: r.accountId,
-        entity: r.entity,
-        create_time: r.createTime,
-        data_revision: r.dataRevision,
-        key_id: r.keyId,
-        request: canonicalize(r.request),
-        record: canonicalize({ engine: r.engine, axes: r.axes }),
-        output: canonicalize(r.output),
-        output_digest: outputDigest,
-      })
-      .execute();
+    const output = canonicalize(r.output);
+    const outputDigest = createHash('sha256').update(output).digest('hex');
+    await this.writer.add({
+      query_id: r.queryId,
+      account_id: r.accountId,
+      entity: r.entity,
+      create_time: r.createTime,
+      data_revision: r.dataRevision,
+      key_id: r.keyId,
+      request: canonicalize(r.request),
+      record: canonicalize({ engine: r.engine, axes: r.axes }),
+      output,
+      output_digest: outputDigest,
+    });
     return outputDigest;
   }
 

@@ -1,0 +1,128 @@
+/**
+ * Oracle benchmark (issue: oracle query). Against the real service in its own process:
+ *  - cold latency: first query of a fresh 1,000-point daily series with weekly seasonality
+ *    (fit in the worker pool), one at a time;
+ *  - warm latency at a fixed 200 requests/s (open loop) over REST and gRPC, and warm
+ *    closed-loop throughput;
+ *  - event-loop responsiveness: gRPC health-check latency during a burst of cold queries.
+ * Targets on the 2-core machine: warm p99 ≤ 10 ms at 200 req/s, cold p50 ≤ 150 ms,
+ * health p99 ≤ 20 ms during cold load.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import http from 'node:http';
+import * as grpc from '@grpc/grpc-js';
+import { QueryRequest } from '../gen/forecast/v1/oracle_service.pb';
+import { closedLoop, grpcCaller, printTable, type LoadResult } from './load';
+
+const ENTITIES = 40;
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? NaN;
+}
+
+function summary(name: string, latencies: number[], seconds: number, errors = 0): LoadResult {
+  const s = [...latencies].sort((a, b) => a - b);
+  return { name, requests: s.length, errors, rps: s.length / seconds, p50: percentile(s, 0.5), p99: percentile(s, 0.99) };
+}
+
+function restPost(port: number, key: string, agent: http.Agent) {
+  return (body: string) =>
+    new Promise<boolean>((resolve) => {
+      const req = http.request(
+        { host: '127.0.0.1', port, path: '/v1/oracle/query', method: 'POST', agent, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode === 200));
+        },
+      );
+      req.on('error', () => resolve(false));
+      req.end(body);
+    });
+}
+
+/** Fire `fire` at a fixed rate for `seconds` (open loop) and record each latency. */
+async function openLoop(name: string, fire: () => Promise<boolean>, rate: number, seconds: number): Promise<LoadResult> {
+  const latencies: number[] = [];
+  let errors = 0;
+  const pending: Promise<void>[] = [];
+  const start = performance.now();
+  for (let i = 0; i < rate * seconds; i++) {
+    const due = start + (i * 1000) / rate;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    const t0 = performance.now();
+    pending.push(fire().then((ok) => {
+      latencies.push(performance.now() - t0);
+      if (!ok) errors++;
+    }));
+  }
+  await Promise.all(pending);
+  return summary(name, latencies, seconds, errors);
+}
+
+export async function runOracleBench(): Promise<void> {
+  const child: ChildProcess = spawn(process.execPath, [join(__dirname, 'transport-servers.js'), 'oracle', String(ENTITIES)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const info = JSON.parse(await new Promise<string>((resolve) => createInterface({ input: child.stdout! }).once('line', resolve)));
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 32 });
+  const post = restPost(info.http, info.key, agent);
+  const body = (e: number, horizon = 7) => JSON.stringify({ entity: `sku:b${e}`, horizon });
+  const results: LoadResult[] = [];
+
+  // cold: each entity's first query fits; the first worker start is excluded by a warm-up on entity 0
+  await post(body(0));
+  const cold: number[] = [];
+  for (let e = 1; e < ENTITIES / 2; e++) {
+    const t0 = performance.now();
+    if (!(await post(body(e)))) throw new Error(`cold query sku:b${e} failed`);
+    cold.push(performance.now() - t0);
+  }
+  results.push(summary('cold query (1,000-pt daily, REST)', cold, cold.reduce((a, b) => a + b, 0) / 1000));
+
+  // warm, fixed rate
+  results.push(await openLoop('warm query REST @200/s', () => post(body(1)), 200, 5));
+  const md = { authorization: `Bearer ${info.key}` };
+  const request = Buffer.from(QueryRequest.encode({ entity: 'sku:b1', depth: 0, includeManifest: false, axes: [], horizon: 7, thresholds: [], quantiles: [] }).finish());
+  const caller = grpcCaller(`127.0.0.1:${info.grpc}`, '/forecast.v1.OracleService/Query', request, md);
+  results.push(await openLoop('warm query gRPC @200/s', caller.fire, 200, 5));
+  results.push(await closedLoop('warm query REST, max (16 conc.)', () => post(body(1)), { concurrency: 16, seconds: 4 }));
+  results.push(await closedLoop('warm query gRPC, max (16 conc.)', caller.fire, { concurrency: 16, seconds: 4 }));
+
+  // health during a burst of cold queries (the other half of the entities, 4 at a time)
+  const healthClient = new grpc.Client(`127.0.0.1:${info.grpc}`, grpc.credentials.createInsecure());
+  const id = (b: Buffer) => b;
+  const health: number[] = [];
+  let burstDone = false;
+  const burst = (async () => {
+    const queue = Array.from({ length: ENTITIES / 2 }, (_, i) => ENTITIES / 2 + i);
+    await Promise.all(Array.from({ length: 4 }, async () => {
+      for (let e = queue.shift(); e !== undefined; e = queue.shift()) await post(body(e, 14));
+    }));
+    burstDone = true;
+  })();
+  const healthStart = performance.now();
+  while (!burstDone) {
+    const t0 = performance.now();
+    await new Promise<void>((resolve) => healthClient.makeUnaryRequest('/grpc.health.v1.Health/Check', id, id, Buffer.alloc(0), () => resolve()));
+    health.push(performance.now() - t0);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  await burst;
+  results.push(summary('health check during cold burst', health, (performance.now() - healthStart) / 1000));
+  healthClient.close();
+  caller.close();
+
+  console.log(`\nOracle: ${ENTITIES} entities, 1,000-point daily series with weekly seasonality, horizon 7 (burst: 14)`);
+  printTable(results);
+  agent.destroy();
+  child.kill('SIGTERM');
+  await new Promise((r) => child.once('exit', r));
+}
+
+if (require.main === module) {
+  runOracleBench().catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });
+}
