@@ -5,6 +5,21 @@ import type { Database, Queryable } from '../store/database';
 import { generateApiKey, hashApiKey, DISPLAY_PREFIX_LENGTH } from './api-key';
 import { DEFAULT_SCOPES, type Scope, type Tier } from './tiers';
 import { ServiceError } from '../rpc/errors';
+import { prepared } from '../store/prepared';
+
+interface KeyWithAccountRow {
+  id: string;
+  account_id: string;
+  prefix: string;
+  scopes: string;
+  name: string;
+  create_time: number;
+  expire_time: number | null;
+  revoke_time: number | null;
+  email: string | null;
+  tier: string;
+  account_create_time: number;
+}
 
 export interface AccountRow {
   id: string;
@@ -31,10 +46,21 @@ export interface CreatedKey {
 }
 
 export class AccountStore {
+  /** Every authenticated call runs this: prepared once (see store/prepared.ts). */
+  private readonly keyByHash;
+
   constructor(
     private readonly database: Database,
     private readonly clock: Clock,
-  ) {}
+  ) {
+    this.keyByHash = prepared<{ hash: string }, KeyWithAccountRow>(database.db, (p) =>
+      database.db
+        .selectFrom('api_keys as k')
+        .innerJoin('accounts as a', 'a.id', 'k.account_id')
+        .select(['k.id', 'k.account_id', 'k.prefix', 'k.scopes', 'k.name', 'k.create_time', 'k.expire_time', 'k.revoke_time', 'a.email', 'a.tier', 'a.create_time as account_create_time'])
+        .where('k.hash', '=', p.hash),
+    );
+  }
 
   /** Create an account with a first key. Email, when given, must be unused (409 `already_exists`). */
   async createAccount(tier: Tier, email: string | null, scopes: readonly Scope[] = DEFAULT_SCOPES): Promise<{ account: AccountRow; created: CreatedKey }> {
@@ -100,25 +126,11 @@ export class AccountStore {
 
   /** Find the key with this hash together with its account (no validity checks). */
   async findByKeyHash(hash: string): Promise<{ account: AccountRow; key: KeyRow } | undefined> {
-    const row = await this.database.db
-      .selectFrom('api_keys as k')
-      .innerJoin('accounts as a', 'a.id', 'k.account_id')
-      .select(['k.id', 'k.account_id', 'k.prefix', 'k.scopes', 'k.name', 'k.create_time', 'k.expire_time', 'k.revoke_time', 'a.email', 'a.tier', 'a.create_time as account_create_time'])
-      .where('k.hash', '=', hash)
-      .executeTakeFirst();
+    const [row] = await this.keyByHash({ hash });
     if (!row) return undefined;
     return {
-      account: { id: row.account_id, email: row.email, tier: row.tier as Tier, createTime: row.account_create_time },
-      key: {
-        id: row.id,
-        accountId: row.account_id,
-        prefix: row.prefix,
-        scopes: row.scopes.split(' ').filter(Boolean) as Scope[],
-        name: row.name,
-        createTime: row.create_time,
-        expireTime: row.expire_time,
-        revokeTime: row.revoke_time,
-      },
+      account: { id: row.account_id, email: row.email, tier: row.tier as Tier, createTime: Number(row.account_create_time) },
+      key: toKeyRow(row),
     };
   }
 

@@ -9,6 +9,7 @@ import type { Clock } from '../clock';
 import type { Interceptor } from '../rpc/pipeline';
 import { ServiceError } from '../rpc/errors';
 import type { Database } from '../store/database';
+import { GroupCommit } from '../store/group-commit';
 import { TIERS, type Tier } from './tiers';
 
 /** The calendar month (UTC) containing `ms`: its key and bounds. */
@@ -20,11 +21,36 @@ export function monthOf(ms: number): { key: string; start: number; end: number }
 }
 
 export class UsageStore {
-  constructor(private readonly database: Database) {}
+  /**
+   * Unlimited tiers only count for reporting, so their increments are group-committed: one
+   * `count + n` upsert per (account, month) per batch. Each call still waits for its commit.
+   */
+  private readonly unlimited: GroupCommit<string>;
 
-  /** Count one request if the account is under `limit` (null = unlimited); the new count, or undefined when over quota. */
+  constructor(private readonly database: Database) {
+    this.unlimited = new GroupCommit((keys) =>
+      this.database.transaction(async (trx) => {
+        const counts = new Map<string, number>();
+        for (const k of keys) counts.set(k, (counts.get(k) ?? 0) + 1);
+        for (const [k, n] of counts) {
+          const [accountId, month] = k.split('\u0000');
+          await sql`INSERT INTO usage (account_id, month, count) VALUES (${accountId}, ${month}, ${n})
+            ON CONFLICT (account_id, month) DO UPDATE SET count = usage.count + ${n}`.execute(trx);
+        }
+      }),
+    );
+  }
+
+  /**
+   * Count one request if the account is under `limit` (null = unlimited); the new count (0 for
+   * unlimited tiers, which report no remaining), or undefined when over quota.
+   */
   async consume(accountId: string, month: string, limit: number | null): Promise<number | undefined> {
-    const guard = limit === null ? sql`` : sql` WHERE usage.count < ${limit}`;
+    if (limit === null) {
+      await this.unlimited.add(`${accountId}\u0000${month}`);
+      return 0;
+    }
+    const guard = sql` WHERE usage.count < ${limit}`;
     const res = await sql<{ count: number }>`
       INSERT INTO usage (account_id, month, count) VALUES (${accountId}, ${month}, 1)
       ON CONFLICT (account_id, month) DO UPDATE SET count = usage.count + 1${guard}

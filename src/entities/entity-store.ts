@@ -1,6 +1,7 @@
 /** Storage of entities, their axes and relations. Every query is scoped by account. */
 import { sql } from 'kysely';
 import type { Database, Queryable } from '../store/database';
+import { prepared } from '../store/prepared';
 import type { Frequency } from './frequency';
 import type { EntitiesTable } from '../store/schema';
 
@@ -45,12 +46,32 @@ export interface RelationRecord {
 }
 
 export class EntityStore {
-  constructor(readonly database: Database) {}
+  /** The single-entity read is on the hot path of most calls: prepared once (store/prepared.ts). */
+  private readonly one;
 
-  /** One entity with axes and parents, or undefined. */
-  async get(accountId: string, entity: string, q: Queryable = this.database.db): Promise<EntityRecord | undefined> {
-    const rows = await q.selectFrom('entities').selectAll().where('account_id', '=', accountId).where('entity', '=', entity).execute();
-    return (await this.hydrate(q, accountId, rows))[0];
+  constructor(readonly database: Database) {
+    const db = database.db;
+    const row = prepared<{ account: string; entity: string }, EntityRow>(db, (p) => db.selectFrom('entities').selectAll().where('account_id', '=', p.account).where('entity', '=', p.entity));
+    const axes = prepared<{ account: string; entity: string }, { entity: string; name: string; unit: string; kind: string }>(db, (p) =>
+      db.selectFrom('axes').select(['entity', 'name', 'unit', 'kind']).where('account_id', '=', p.account).where('entity', '=', p.entity).orderBy('name'),
+    );
+    const parents = prepared<{ account: string; entity: string }, { child: string; parent: string }>(db, (p) =>
+      db.selectFrom('relations').select(['child', 'parent']).where('account_id', '=', p.account).where('child', '=', p.entity).where('kind', '=', 'contains').orderBy('parent'),
+    );
+    this.one = { row, axes, parents };
+  }
+
+  /** One entity with axes and parents, or undefined. Inside a transaction, reads through it. */
+  async get(accountId: string, entity: string, q?: Queryable): Promise<EntityRecord | undefined> {
+    if (q) {
+      const rows = await q.selectFrom('entities').selectAll().where('account_id', '=', accountId).where('entity', '=', entity).execute();
+      return (await this.hydrate(q, accountId, rows))[0];
+    }
+    const params = { account: accountId, entity };
+    const [row] = await this.one.row(params);
+    if (!row) return undefined;
+    const [axes, parents] = await Promise.all([this.one.axes(params), this.one.parents(params)]);
+    return toRecord(row, axes, parents);
   }
 
   /** Entities of the account after `after` (exclusive), ascending, at most `limit`. */
@@ -72,17 +93,7 @@ export class EntityStore {
     ]);
     const axesOf = groupBy(axes, (a) => a.entity);
     const parentsOf = groupBy(parents, (p) => p.child);
-    return rows.map((row) => ({
-      entity: row.entity,
-      type: row.type,
-      displayName: row.display_name,
-      frequency: row.frequency as Frequency,
-      seasonLength: row.season_length,
-      axes: (axesOf.get(row.entity) ?? []).map((a) => ({ name: a.name, unit: a.unit, kind: a.kind as AxisKind })),
-      parents: (parentsOf.get(row.entity) ?? []).map((p) => p.parent),
-      createTime: row.create_time,
-      updateTime: row.update_time,
-    }));
+    return rows.map((row) => toRecord(row, axesOf.get(row.entity) ?? [], parentsOf.get(row.entity) ?? []));
   }
 
   /** Insert or update the entity row (axes and relations are written separately). */
@@ -186,4 +197,18 @@ export class EntityStore {
       return Number(res.numDeletedRows) > 0;
     });
   }
+}
+
+function toRecord(row: EntityRow, axes: readonly { name: string; unit: string; kind: string }[], parents: readonly { parent: string }[]): EntityRecord {
+  return {
+    entity: row.entity,
+    type: row.type,
+    displayName: row.display_name,
+    frequency: row.frequency as Frequency,
+    seasonLength: Number(row.season_length),
+    axes: axes.map((a) => ({ name: a.name, unit: a.unit, kind: a.kind as AxisKind })),
+    parents: parents.map((p) => p.parent),
+    createTime: Number(row.create_time),
+    updateTime: Number(row.update_time),
+  };
 }

@@ -4,6 +4,7 @@
  * "as of" revision R sees, for each (axis, time), the newest value recorded at or before R.
  */
 import type { Database } from '../store/database';
+import { prepared } from '../store/prepared';
 
 /** One observation as stored. */
 export interface ObservationRecord {
@@ -40,7 +41,17 @@ export interface ListFilter {
 const CHUNK = 500;
 
 export class ObservationStore {
-  constructor(private readonly database: Database) {}
+  /** Read on every oracle query: prepared once (store/prepared.ts). */
+  private readonly latest;
+  private readonly newest;
+
+  constructor(private readonly database: Database) {
+    const db = database.db;
+    this.latest = prepared<Record<string, never>, { r: number | null }>(db, () => db.selectFrom('revisions').select((eb) => eb.fn.max('revision').as('r')));
+    this.newest = prepared<{ account: string; entity: string }, { r: number | null }>(db, (p) =>
+      db.selectFrom('observations').select((eb) => eb.fn.max('revision').as('r')).where('account_id', '=', p.account).where('entity', '=', p.entity),
+    );
+  }
 
   /** Store all batches in one transaction as one revision (all or nothing). */
   async ingest(accountId: string, batches: readonly IngestBatch[], now: number): Promise<IngestResult> {
@@ -90,21 +101,13 @@ export class ObservationStore {
 
   /** The newest revision that exists (0 before any ingest). */
   async latestRevision(): Promise<number> {
-    const row = await this.database.db
-      .selectFrom('revisions')
-      .select((eb) => eb.fn.max('revision').as('r'))
-      .executeTakeFirst();
+    const [row] = await this.latest({});
     return Number(row?.r ?? 0);
   }
 
   /** Newest revision holding any observation of the entity (0 if none). */
   async newestRevision(accountId: string, entity: string): Promise<number> {
-    const row = await this.database.db
-      .selectFrom('observations')
-      .select((eb) => eb.fn.max('revision').as('r'))
-      .where('account_id', '=', accountId)
-      .where('entity', '=', entity)
-      .executeTakeFirst();
+    const [row] = await this.newest({ account: accountId, entity });
     return Number(row?.r ?? 0);
   }
 

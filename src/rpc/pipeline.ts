@@ -13,6 +13,8 @@ import type { CallContext, IncomingCall } from './context';
 import { ServiceError } from './errors';
 import type { Deprecation, MethodEntry } from './method';
 
+const NEVER_ABORTED = new AbortController().signal;
+
 /** The contract version served in `API-Version` and by GetVersion. */
 export const API_VERSION = '1.0.0';
 
@@ -125,16 +127,21 @@ export class Pipeline {
     const { clock, log } = this.deps;
     const requestId = newId('req', clock);
     const headers: Record<string, string> = { 'request-id': requestId, 'api-version': API_VERSION };
-    const abort = new AbortController();
-    const onClientAbort = () => abort.abort(new ServiceError('unavailable', 'client cancelled the call'));
-    incoming.signal?.addEventListener('abort', onClientAbort, { once: true });
+    // An AbortController per call is measurable on hot paths: make one only when a deadline can
+    // abort the call; otherwise the client's own signal (or a never-aborted one) serves.
+    const abort = incoming.deadline !== undefined ? new AbortController() : undefined;
+    const onClientAbort = () => abort?.abort(new ServiceError('unavailable', 'client cancelled the call'));
+    if (abort) incoming.signal?.addEventListener('abort', onClientAbort, { once: true });
     const ctx: CallContext = {
       requestId,
       protocol: incoming.protocol,
       method: entry.path,
       clock,
       log,
-      signal: abort.signal,
+      // Lazy: reading the client's signal may allocate (REST makes its controller on demand).
+      get signal() {
+        return abort?.signal ?? incoming.signal ?? NEVER_ABORTED;
+      },
       deadline: incoming.deadline,
       peer: incoming.peer,
       principal: undefined,
@@ -169,7 +176,7 @@ export class Pipeline {
           new Promise<never>((_, reject) => {
             timer = setTimeout(() => {
               const err = new ServiceError('deadline_exceeded', 'the call deadline passed');
-              abort.abort(err);
+              abort?.abort(err);
               reject(err);
             }, remaining);
           }),
@@ -186,7 +193,7 @@ export class Pipeline {
       return { ok: false, error, headers };
     } finally {
       if (timer) clearTimeout(timer);
-      incoming.signal?.removeEventListener('abort', onClientAbort);
+      if (abort) incoming.signal?.removeEventListener('abort', onClientAbort);
     }
   }
 

@@ -123,11 +123,8 @@ async function* decodeLines(route: Route, lines: readonly string[]): AsyncGenera
 }
 
 function incomingOf(req: Request, res: Response): IncomingCall {
-  const abort = new AbortController();
-  res.on('close', () => {
-    if (!res.writableFinished) abort.abort();
-  });
   const timeout = parseGrpcTimeout(req.headers['grpc-timeout']);
+  let abort: AbortController | undefined;
   return {
     protocol: 'rest',
     header: (name) => {
@@ -136,7 +133,16 @@ function incomingOf(req: Request, res: Response): IncomingCall {
     },
     peer: req.socket.remoteAddress ?? '',
     deadline: timeout === undefined ? undefined : Date.now() + timeout,
-    signal: abort.signal,
+    // Made on first use: most calls never look at it.
+    get signal() {
+      if (!abort) {
+        const controller = (abort = new AbortController());
+        res.on('close', () => {
+          if (!res.writableFinished) controller.abort();
+        });
+      }
+      return abort.signal;
+    },
   };
 }
 
