@@ -33,7 +33,12 @@ export interface SeriesResult {
 }
 
 /** Evaluate `series` with each of `models` at central interval `level` (e.g. 0.95). */
-export function evaluateSeries(series: BenchmarkSeries, models: readonly string[], level: number): SeriesResult {
+export function evaluateSeries(
+  series: BenchmarkSeries,
+  models: readonly string[],
+  level: number,
+  calibrate: 'auto' | 'off' | 'force' = 'auto',
+): SeriesResult {
   const info = { period: series.period, periods: periodsFor(series) };
   const h = series.horizon;
   const scale = maseScale(series.train, series.period);
@@ -42,7 +47,8 @@ export function evaluateSeries(series: BenchmarkSeries, models: readonly string[
   const results: ModelSeriesResult[] = models.map((model) => {
     const t0 = performance.now();
     try {
-      const r = forecastSeries(series.train, info, { horizon: h, model, seed: 1, confidence: false });
+      // as the service forecasts (calibration included), minus the confidence score, which changes no forecast
+      const r = forecastSeries(series.train, info, { horizon: h, model, seed: 1, level, confidence: false, calibrate });
       const seconds = (performance.now() - t0) / 1000;
       const mean = r.distribution.mean;
       const lower = r.distribution.steps.map((s) => s.quantile(alpha / 2));
@@ -80,11 +86,14 @@ export function evaluateSeries(series: BenchmarkSeries, models: readonly string[
 }
 
 /**
- * Seasonal periods a model may use beyond the competition's one (README: "hourly: 24 and 168"),
- * when the training data covers at least two of the longer cycles.
+ * Seasonal periods a model may use beyond the competition's one (README: "A model may use more
+ * periods than this one where the frequency implies them (hourly: 24 and 168)"): hourly adds the
+ * week (168), weekly data (declared period 1) the year (52), when the training data covers at
+ * least three of the longer cycles.
  */
 export function periodsFor(series: BenchmarkSeries): number[] {
   const out = series.period > 1 ? [series.period] : [];
-  if (series.group === 'hourly' && series.period === 24 && series.train.length >= 2 * 168) out.push(168);
+  if (series.group === 'hourly' && series.period === 24 && series.train.length >= 3 * 168) out.push(168);
+  if (series.group === 'weekly' && series.period === 1 && series.train.length >= 3 * 52) out.push(52);
   return out;
 }

@@ -13,6 +13,7 @@ export interface WorkerInput {
   readonly limit?: number;
   readonly models: readonly string[];
   readonly level: number;
+  readonly calibrate: 'auto' | 'off' | 'force';
 }
 
 /** Messages from a worker. */
@@ -27,7 +28,7 @@ if (parentPort) {
       port.close();
       return;
     }
-    const results = batch.map((i) => evaluateSeries(series[i], input.models, input.level));
+    const results = batch.map((i) => evaluateSeries(series[i], input.models, input.level, input.calibrate));
     port.postMessage({ kind: 'results', results } satisfies WorkerMessage);
   });
   port.postMessage({ kind: 'ready' } satisfies WorkerMessage);

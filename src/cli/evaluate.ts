@@ -1,5 +1,6 @@
 /**
- * `forecast evaluate --data FILE.jsonl [--models LIST] [--level 95] [--json] [--limit N] [--workers N]`
+ * `forecast evaluate --data FILE.jsonl [--models LIST] [--level 95] [--json] [--limit N] [--workers N]
+ *   [--calibrate auto|off|force]`
  *
  * Scores models on a benchmark file (format: shared/data/README.md) the way the M4 competition
  * does, using worker threads on every core. Progress goes to stderr when it is a TTY. With
@@ -8,7 +9,8 @@
  * plus `models` (every model's full report) when several are listed.
  *
  * Model names are the registry's (`forecast evaluate --models auto,ets,theta`); `a+b` is the
- * quantile-averaged combination of a and b.
+ * quantile-averaged combination of a and b. `--calibrate` (default `auto`, as the service) sets the
+ * facade's interval calibration, which runs a rolling-origin backtest per series.
  */
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
@@ -25,7 +27,7 @@ const BATCH = 4;
 /** Run `forecast evaluate` with the arguments after the command name; resolves the exit code. */
 export async function evaluateCommand(argv: string[]): Promise<number> {
   const args = parseArgs(argv, ['json']);
-  allowOnly(args, ['data', 'models', 'level', 'json', 'limit', 'workers']);
+  allowOnly(args, ['data', 'models', 'level', 'json', 'limit', 'workers', 'calibrate']);
   const file = optionValue(args, 'data');
   if (!file) throw new UsageError('--data FILE.jsonl is required');
   const models = (optionValue(args, 'models') ?? 'auto').split(',').map((m) => m.trim()).filter(Boolean);
@@ -37,12 +39,14 @@ export async function evaluateCommand(argv: string[]): Promise<number> {
   if (limit !== undefined && !(Number.isInteger(limit) && limit > 0)) throw new UsageError(`--limit must be a positive integer, got ${limitText}`);
   const workersText = optionValue(args, 'workers');
   const level = levelPct / 100;
+  const calibrate = (optionValue(args, 'calibrate') ?? 'auto') as 'auto' | 'off' | 'force';
+  if (!['auto', 'off', 'force'].includes(calibrate)) throw new UsageError(`--calibrate must be auto, off or force, got ${calibrate}`);
 
   const series = loadBenchmark(file, limit);
   const workers = Math.max(1, Math.min(series.length, workersText ? Number(workersText) : availableParallelism()));
   if (!Number.isInteger(workers)) throw new UsageError(`--workers must be a positive integer, got ${workersText}`);
   // fail fast on an unknown model name, before starting threads
-  evaluateSeries(series[0], models, level).models.forEach((m) => {
+  evaluateSeries(series[0], models, level, calibrate).models.forEach((m) => {
     if (m.error?.startsWith('UnknownModelError')) throw new UsageError(m.error.replace(/^UnknownModelError: /, ''));
   });
 
@@ -51,11 +55,11 @@ export async function evaluateCommand(argv: string[]): Promise<number> {
   const results =
     workers === 1
       ? series.map((s, i) => {
-          const r = evaluateSeries(s, models, level);
+          const r = evaluateSeries(s, models, level, calibrate);
           progress(i + 1);
           return r;
         })
-      : await runWorkers({ file, limit, models, level }, series.length, workers, progress);
+      : await runWorkers({ file, limit, models, level, calibrate }, series.length, workers, progress);
   progress(-1);
   const wall = (performance.now() - t0) / 1000;
 
@@ -76,6 +80,7 @@ export async function evaluateCommand(argv: string[]): Promise<number> {
       failures: first.failures,
       chosen: first.chosen,
       level,
+      calibrate,
       workers,
       wall_seconds: wall,
     };

@@ -105,7 +105,7 @@ export function forecastSeries(y: Series, info: SeriesInfo, options: ForecastOpt
   checkInfo(info);
   const series = checkSeries(y, info);
   const requested = options.model ?? 'auto';
-  const name = requested === 'auto' ? autoModelName(series) : requested;
+  const name = requested === 'auto' ? autoModelName(series, info) : requested;
   const family = resolveModel(name);
   const have = countFinite(series);
   const need = family.minObservations(info);

@@ -154,3 +154,30 @@ test('after 24 hours the same key executes anew, and expired entries are purged'
   const left = await t.service.ctx.database.db.selectFrom('idempotency').select('key').execute();
   assert.deepEqual(left.map((r) => r.key), ['k-concurrent']);
 });
+
+test('the client-streaming bulk ingest takes idempotency keys too (gRPC stream and REST NDJSON)', async () => {
+  const lines = [0, 1].map((d) => ({ entity: 'store:idem', observations: [{ axis: 'demand', time: `2026-06-0${d + 1}T00:00:00Z`, value: d }] }));
+  const viaGrpc = () =>
+    new Promise<{ revision: string; replayed: boolean }>((resolve, reject) => {
+      const md = new grpc.Metadata();
+      md.set('authorization', `Bearer ${key}`);
+      md.set('idempotency-key', 'k-bulk');
+      let replayed = false;
+      const call = entities.bulkIngestObservations(md, (err, res) => (err ? reject(err) : resolve({ revision: res.revision, replayed })));
+      call.on('metadata', (m: grpc.Metadata) => (replayed = m.get('idempotent-replayed')[0] === 'true'));
+      for (const l of lines) call.write({ entity: l.entity, observations: l.observations.map((o) => ({ ...o, revision: '0' })) });
+      call.end();
+    });
+  const first = await viaGrpc();
+  const again = await viaGrpc();
+  assert.equal(first.replayed, false);
+  assert.equal(again.replayed, true);
+  assert.equal(again.revision, first.revision);
+  const ndjson = lines.map((l) => JSON.stringify(l)).join('\n');
+  const r = await rest(t, key, { method: 'POST', path: '/v1/observations:bulkIngest', rawBody: ndjson, headers: { 'content-type': 'application/x-ndjson', 'idempotency-key': 'k-bulk' } });
+  assert.equal(r.code, 'ok', r.message);
+  assert.equal(r.headers['idempotent-replayed'], 'true', 'the same stream over REST replays the gRPC result');
+  assert.equal(r.data.revision, first.revision);
+  const changed = await rest(t, key, { method: 'POST', path: '/v1/observations:bulkIngest', rawBody: ndjson.replace('"value":1', '"value":2'), headers: { 'content-type': 'application/x-ndjson', 'idempotency-key': 'k-bulk' } });
+  assert.equal(changed.code, 'idempotency_key_reused');
+});

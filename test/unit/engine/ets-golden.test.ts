@@ -169,7 +169,9 @@ test('end-to-end intervals equal R where both reach the same optimum (within 1% 
 test('automatic selection: never a worse AICc than R; same model on most series', (t) => {
   const A = load('ets-auto.json') as { auto: { series: string; method: string; aicc: number }[] };
   const m3 = new Map<string, { train: number[]; period: number }>();
-  for (const line of fs.readFileSync('/work/shared/data/m3/m3.jsonl', 'utf8').split('\n')) {
+  const m3Path = '/work/shared/data/m3/m3.jsonl'; // benchmark data; M3 series are skipped without it
+  const m3Text = fs.existsSync(m3Path) ? fs.readFileSync(m3Path, 'utf8') : '';
+  for (const line of m3Text.split('\n')) {
     if (!line) continue;
     const d = JSON.parse(line);
     m3.set(d.id, d);

@@ -61,3 +61,29 @@ test('edge cases give finite forecasts: constant, zeros, missing values, huge va
     }
   }
 });
+
+test('auto routes by series shape: intermittent → Croston family, several periods → MSTL, extra period → @P', () => {
+  const rng = new Rng(3);
+  const sparse = Array.from({ length: 80 }, () => (rng.uniform() < 0.6 ? 0 : 1 + rng.int(5)));
+  const r1 = forecastSeries(sparse, { period: 1, kind: 'count' }, { horizon: 5 });
+  assert.match(r1.requestedModel, /^select:sba/);
+  for (const s of r1.distribution.steps) {
+    assert.ok(Number.isInteger(s.quantile(0.9)) && s.quantile(0.05) >= 0, 'count quantiles are non-negative integers');
+  }
+  const hourly = Array.from({ length: 24 * 7 * 4 }, (_, t) => 50 + 10 * Math.sin((2 * Math.PI * t) / 24) + 5 * Math.sin((2 * Math.PI * t) / 168) + rng.normal());
+  const r2 = forecastSeries(hourly, { period: 24, periods: [24, 168] }, { horizon: 24, confidence: false });
+  assert.equal(r2.requestedModel, 'mstl');
+  const weekly = Array.from({ length: 52 * 4 }, (_, t) => 100 + 20 * Math.sin((2 * Math.PI * t) / 52) + rng.normal());
+  const r3 = forecastSeries(weekly, { period: 1, periods: [52] }, { horizon: 13, confidence: false });
+  assert.match(r3.requestedModel, /@52/);
+  assert.ok(Math.abs(r3.distribution.mean[0] - weekly[weekly.length - 52]) < 8, 'the annual cycle is used');
+});
+
+test('calibration is recorded: method, factor and interval method agree', () => {
+  const r = forecastSeries(seasonal(120, 9), { period: 12 }, { horizon: 12, model: 'naive', calibrate: 'force' });
+  assert.ok(r.calibration);
+  assert.equal(r.intervalMethod, r.calibration.method === 'none' ? 'analytic' : r.calibration.method);
+  const off = forecastSeries(seasonal(120, 9), { period: 12 }, { horizon: 12, model: 'naive', calibrate: 'off', confidence: false });
+  assert.equal(off.calibration, null);
+  assert.equal(off.confidence, null);
+});

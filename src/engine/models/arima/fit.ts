@@ -185,9 +185,8 @@ export function fitArima(x: Float64Array, spec: FitSpec): ArimaFit {
     return 0.5 * (Math.log(s2) + lik[1] / lik[2]);
   };
 
-  const ncond = method === 'ML' ? 0 : nd + p + m * P;
+  // CSS conditions on the first nd + p + mP observations (R's ncond)
   if (method !== 'ML' && N <= p + m * P) throw new ArimaFitFailure('too few observations for CSS');
-  void ncond;
   const initFree = () => Float64Array.from(free, (i) => init[i]);
   const scaleFree = Float64Array.from(free, (i) => parscale[i]);
   let value: number;

@@ -8,7 +8,10 @@
  * from the same model. Differences from R are noted where they happen; the main
  * ones: the seasonal test's STL fills gaps linearly, the stepwise search follows
  * forecast 8.20 (which does not apply max.order), and when no model passes R's
- * checks the plain differencing model is used instead of an error.
+ * checks the plain differencing model is used instead of an error. Speed: the
+ * likelihood of complete series runs on the differenced data with the O(r)
+ * Chandrasekhar recursions (state-space.ts), reported at R's diffuse likelihood.
+ * `info.kind = 'count'` is not used: ARIMA marginals are Gaussian (continuous).
  */
 import { InsufficientDataError, InvalidSeriesError } from '../../errors';
 import type { Fitted, ModelFamily, Params, Series, SeriesInfo } from '../../types';
@@ -132,7 +135,7 @@ export const arima: ModelFamily<ArimaOptions> = {
     const period = Math.round(info.period);
     if (!(period >= 1)) throw new InvalidSeriesError(`arima: period must be >= 1, got ${info.period}`);
     const { x: raw, lead, nobs } = validate(y);
-    const need = this.minObservations(info, options);
+    const need = arima.minObservations(info, options);
     if (nobs < need) throw new InsufficientDataError(nobs, need, 'arima');
     if (!options.order && isConstant(raw)) {
       return constantFitted(raw.find((u) => u === u) ?? NaN, nobs, raw.length, lead);

@@ -38,6 +38,7 @@ export class ArimaSS {
   private readonly M: Float64Array;
   private readonly mm: Float64Array;
   private readonly q0: Float64Array;
+  private readonly nz: Int32Array;
 
   constructor(p: number, q: number, delta: ArrayLike<number>) {
     this.p = p;
@@ -54,6 +55,7 @@ export class ArimaSS {
     this.Pnew = new Float64Array(this.rd * this.rd);
     this.mm = new Float64Array(this.rd * this.rd);
     this.q0 = new Float64Array(this.r * this.r);
+    this.nz = new Int32Array(Math.max(1, p));
   }
 
   /**
@@ -113,6 +115,10 @@ export class ArimaSS {
     let nu = 0;
     const n = y.length;
     let frozen = false;
+    // seasonal AR polynomials are sparse: visit only the non-zero lags
+    const nz = this.nz;
+    let nnz = 0;
+    for (let i = 0; i < p; i++) if (phi[i] !== 0) nz[nnz++] = i;
     for (let t = 0; t < n; t++) {
       const v = y[t] - a[0];
       if (F < 1e4) {
@@ -122,16 +128,26 @@ export class ArimaSS {
       }
       const vf = v / F;
       const a0 = a[0];
-      for (let i = 0; i < r - 1; i++) a[i] = a[i + 1] + G[i] * vf;
-      a[r - 1] = G[r - 1] * vf;
-      for (let i = 0; i < p; i++) a[i] += phi[i] * a0;
-      if (frozen) continue;
+      if (frozen) {
+        for (let i = 0; i < r - 1; i++) a[i] = a[i + 1] + G[i] * vf;
+        a[r - 1] = G[r - 1] * vf;
+        for (let k = 0; k < nnz; k++) a[nz[k]] += phi[nz[k]] * a0;
+        continue;
+      }
       // F_{t+1} = F + M u², G_{t+1} = G + M u TY, Y_{t+1} = TY - G_{t+1} u / F_{t+1},
-      // M_{t+1} = M + M² u² / F_t (Harvey 1989 §3.3.4)
+      // M_{t+1} = M + M² u² / F_t (Harvey 1989 §3.3.4); TY = T Y.
       const u = Y[0];
-      for (let i = 0; i < r - 1; i++) TY[i] = Y[i + 1];
+      for (let i = 0; i < r - 1; i++) {
+        a[i] = a[i + 1] + G[i] * vf;
+        TY[i] = Y[i + 1];
+      }
+      a[r - 1] = G[r - 1] * vf;
       TY[r - 1] = 0;
-      for (let i = 0; i < p; i++) TY[i] += phi[i] * u;
+      for (let k = 0; k < nnz; k++) {
+        const i = nz[k];
+        a[i] += phi[i] * a0;
+        TY[i] += phi[i] * u;
+      }
       const Fn = F + M * u * u;
       const mu = M * u;
       const gu = u / Fn;

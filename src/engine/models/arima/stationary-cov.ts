@@ -29,7 +29,11 @@ export function stationaryCov(phi: Float64Array, p: number, theta: Float64Array,
   }
   // autocovariances gamma(0..r)
   const gamma = new Float64Array(r + 2);
-  const th = (j: number): number => (j === 0 ? 1 : j <= q ? theta[j - 1] : 0);
+  // θ_0 = 1, θ_j (j ≤ q), 0 beyond: a padded array avoids a closure call in the O(r²) loops
+  const thv = new Float64Array(r + 2);
+  thv[0] = 1;
+  for (let j = 1; j <= q; j++) thv[j] = theta[j - 1];
+  const th = (j: number): number => thv[j];
   if (p > 0) {
     const n = p + 1;
     const A = new Float64Array(n * n); // row-major
@@ -38,7 +42,7 @@ export function stationaryCov(phi: Float64Array, p: number, theta: Float64Array,
       A[k * n + k] += 1;
       for (let i = 1; i <= p; i++) A[k * n + Math.abs(k - i)] -= phi[i - 1];
       let s = 0;
-      for (let j = k; j <= q; j++) s += th(j) * psi[j - k];
+      for (let j = k; j <= q; j++) s += thv[j] * psi[j - k];
       b[k] = s;
     }
     if (!solveInPlace(A, b, n)) return false;
@@ -62,7 +66,7 @@ export function stationaryCov(phi: Float64Array, p: number, theta: Float64Array,
     let s = 0;
     for (let m = k; m < r; m++) {
       if (m < p) s += phi[m] * gamma[1 + m - k];
-      s += th(m) * psi[m - k];
+      s += thv[m] * psi[m - k];
     }
     out[k * r] = s; // P[0][k] (row 0, column k)
     out[k] = s; // P[k][0]

@@ -48,12 +48,13 @@ export interface EtsFit {
   evaluations: number;
 }
 
-
 /** One model's likelihood problem in search coordinates, ready for an optimiser. */
 export interface EtsProblem {
   spec: EtsSpec;
   /** Leading coordinates that are smoothing parameters (alpha, u, v, phi as free). */
   nSmooth: number;
+  /** Whether coordinate 0 is alpha (false when alpha is fixed). */
+  alphaFree: boolean;
   /** Index of the first seasonal initial state (= x0.length when not seasonal). */
   seasonStart: number;
   /** Parameters counted by the information criteria (R's np + 1, sigma included). */
@@ -253,7 +254,7 @@ export function buildProblem(
       evaluations,
     };
   };
-  return { spec, nSmooth, seasonStart: hasSeason ? nSmooth + off : np, npar: np + 1, nobs, x0, lower: lowerAll, upper: upperAll, steps, objective, finish };
+  return { spec, nSmooth, alphaFree: free.alpha, seasonStart: hasSeason ? nSmooth + off : np, npar: np + 1, nobs, x0, lower: lowerAll, upper: upperAll, steps, objective, finish };
 }
 
 /** Position of v in [lo, hi] as a fraction (0.5 if the range is empty). */

@@ -40,8 +40,8 @@ export interface KernelOutputs {
 
 /**
  * Run the filter over `y` from initial state `x0` (R layout, full m seasonal states), using
- * `ring` (length >= m) as scratch. Returns R's `lik` (`NaN` when a multiplicative trend goes
- * negative, as R's `NA`), or `-2` sentinel-free: callers map non-finite to +Infinity.
+ * `ring` (length >= m) as scratch. Returns R's `lik`, or `NaN` when a multiplicative trend goes
+ * negative (R's `NA`); callers map non-finite values to +Infinity. Allocation-free.
  */
 export function runEts(
   y: Float64Array,

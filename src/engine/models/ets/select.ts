@@ -11,9 +11,13 @@
  * full optimum, a screened IC is an upper bound; the seasonal candidates whose bound lies within
  * `SCREEN_MARGIN` of the best bound (at most `SCREEN_KEEP` of them) are then fitted fully from
  * the screened point. Non-seasonal candidates (dimension <= 6) are always fitted fully.
+ * Full fits use the alpha multi-start of `optimise.ts`; screening runs once from R's start
+ * (multi-start screening cost ~3× the time for no gain on M3 monthly).
+ * Measured on 150 M3 monthly series (CPU time, 2 busy cores): ~45 ms per series against
+ * R 8.20's ~1.0 s; chosen model equal to R's on 104/150, AICc <= R's on 150/150.
  */
 import { buildProblem, informationCriterion, type EtsFit, type EtsProblem, type FixedParams } from './fit-model';
-import { optimise, type FitControl, type OptResult } from './optimise';
+import { optimise, optimiseMultiStart, type FitControl, type OptResult } from './optimise';
 import { isForbidden, type EtsPattern, type EtsSpec, type ErrorType, type SeasonType, type TrendType } from './spec';
 
 /** Selection settings. */
@@ -78,7 +82,9 @@ export function selectEts(
     const p = buildProblem(y, yFilled, period, spec, fixed, control.bounds);
     if (!p) continue;
     const partial = screen && p.seasonStart < p.x0.length && specs.length > 1;
-    const r = partial ? optimise(p, p.x0, p.seasonStart, SCREEN_EVALS, 1e-6, 1) : optimise(p, p.x0, p.x0.length, maxE, tol, restarts);
+    const r = partial
+      ? optimise(p, p.x0, p.seasonStart, SCREEN_EVALS, 1e-6, 1)
+      : optimiseMultiStart(p, p.x0.length, maxE, tol, restarts);
     evaluations += r.evaluations;
     if (!Number.isFinite(r.value)) continue;
     cands.push({ p, r, ic: informationCriterion(r.value, p.npar, p.nobs, ic), full: !partial });
