@@ -80,6 +80,12 @@ export interface Fitted {
   readonly warnings: readonly string[];
   /** Forecast `h` >= 1 steps ahead. */
   forecast(h: number): PredictiveDistribution;
+  /**
+   * A family that fits this model's chosen structure again (parameters re-estimated, no model
+   * re-selection): what a rolling-origin backtest of *the chosen model* refits at each origin.
+   * Absent when the family has no selection step (refitting the family is the same).
+   */
+  readonly refit?: ModelFamily;
 }
 
 /** A model family: one per file under `models/`. */

@@ -184,6 +184,24 @@ function fitEts(y: Series, info: SeriesInfo, options?: EtsOptions): Fitted {
     fitted,
     warnings,
     forecast: (h: number) => etsForecast(name, sim, h, settings),
+    refit: refitFamily(name, options),
+  };
+}
+
+/**
+ * The chosen structure as a family: `ETS(A,Ad,M)` → error A, damped additive trend, season M,
+ * refitted with the caller's other options. Used by backtests, which assess the chosen model.
+ */
+function refitFamily(name: string, options: EtsOptions | undefined): ModelFamily<EtsOptions> {
+  const m = /^ETS\(([AM]),([NAM])(d?),([NAM])\)$/.exec(name);
+  const structure: EtsOptions = m
+    ? { error: m[1] as 'A' | 'M', trend: m[2] as 'N' | 'A' | 'M', damped: m[3] === 'd', season: m[4] as 'N' | 'A' | 'M' }
+    : {};
+  const { model: _selected, ...rest } = options ?? {};
+  return {
+    name: `ets:${name}`,
+    minObservations: () => MIN_OBS,
+    fit: (y, info, more) => fitEts(y, info, { ...rest, ...more, ...structure }),
   };
 }
 
