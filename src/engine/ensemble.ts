@@ -162,6 +162,7 @@ export function ensembleFamily(
     minObservations: (info: SeriesInfo) => Math.min(...fams.map((f, i) => f.minObservations(info, members[i].options))),
     fit(y: Series, info: SeriesInfo): Fitted {
       const fits: Fitted[] = [];
+      const used: number[] = [];
       const weights: number[] = [];
       const warnings: string[] = [];
       let firstError: unknown;
@@ -169,6 +170,7 @@ export function ensembleFamily(
         try {
           const f = fams[i].fit(y, info, members[i].options);
           fits.push(f);
+          used.push(i);
           weights.push(members[i].weight ?? 1);
           for (const w of f.warnings) warnings.push(`${f.model}: ${w}`);
         } catch (err) {
@@ -191,6 +193,12 @@ export function ensembleFamily(
         nobs: Math.max(...fits.map((f) => f.nobs)),
         warnings,
         forecast: (h: number) => combineForecasts(label, fits.map((f) => f.forecast(h)), weights, method),
+        // The members that fitted, each as its chosen structure (backtests assess this combination).
+        refit: ensembleFamily(
+          name,
+          used.map((i, k) => ({ ...members[i], family: fits[k].refit ?? members[i].family })),
+          method,
+        ),
       };
     },
   };

@@ -121,7 +121,8 @@ export function forecastSeries(y: Series, info: SeriesInfo, options: ForecastOpt
   let calibration: ForecastResult['calibration'] = null;
   if (wantBacktest) {
     const btOptions = { horizon: h, origins: options.origins ?? 3, level };
-    bt = backtest(family, series, info, { ...btOptions, fitOptions: { horizon: h } });
+    // Backtest the chosen model: its structure refitted at each origin, not a new selection.
+    bt = backtest(fitted.refit ?? family, series, info, { ...btOptions, fitOptions: { horizon: h } });
     if (bt.origins.length === 0) warnings.push('too little history for a backtest: no confidence or calibration');
     const mode = options.calibrate ?? 'auto';
     if (mode !== 'off' && bt.origins.length > 0) {
