@@ -7,11 +7,10 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as grpc from '@grpc/grpc-js';
 import { EntityServiceClient } from '../../gen/forecast/v1/entity_service.pb';
-import { EchoServiceClient, EchoServiceService } from '../gen/forecast/testing/v1/echo_service.pb';
+import { EchoServiceClient } from '../gen/forecast/testing/v1/echo_service.pb';
 import { ManualClock } from '../../src/clock';
-import { bindService } from '../../src/rpc/registry';
-import { startTestService, type TestService } from '../helpers/service';
-import { ECHO_DEPRECATIONS, ECHO_DESCRIPTORS } from '../helpers/echo';
+import type { TestService } from '../helpers/service';
+import { startWithEcho } from '../helpers/echo';
 import { grpcCall, rest, type Outcome } from '../helpers/dual';
 
 const clock = new ManualClock(Date.UTC(2026, 4, 10, 12));
@@ -23,25 +22,21 @@ let executions = 0;
 let gate: Promise<void> = Promise.resolve();
 
 before(async () => {
-  t = await startTestService({
-    clock,
-    extraDescriptors: [ECHO_DESCRIPTORS],
-    deprecations: ECHO_DEPRECATIONS,
-    extraServices: () => [
-      bindService(EchoServiceService, {
-        shout: {
-          access: 'forecast:read',
-          async handle(req) {
-            executions++;
-            await gate;
-            if (req.times === -500) throw new Error('boom');
-            return { shout: `${req.name}:${executions}` };
-          },
+  t = await startWithEcho(
+    {
+      shout: {
+        access: 'forecast:read',
+        async handle(req) {
+          executions++;
+          await gate;
+          if (req.times === -500) throw new Error('boom');
+          return { shout: `${req.name}:${executions}` };
         },
-        oldEcho: { access: 'public', handle: async (req) => ({ name: req.name, tags: [], loud: false }) },
-      }),
-    ],
-  });
+      },
+      oldEcho: { access: 'public', handle: async (req) => ({ name: req.name, tags: [], loud: false }) },
+    },
+    { clock },
+  );
   entities = t.client(EntityServiceClient);
   echo = t.client(EchoServiceClient);
   key = (await t.account('pro')).key;

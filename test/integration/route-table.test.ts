@@ -5,37 +5,30 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { EchoServiceClient, EchoServiceService } from '../gen/forecast/testing/v1/echo_service.pb';
-import { bindService } from '../../src/rpc/registry';
+import { EchoServiceClient } from '../gen/forecast/testing/v1/echo_service.pb';
 import { invalidArgument } from '../../src/rpc/errors';
-import { startTestService, type TestService } from '../helpers/service';
-import { ECHO_DEPRECATIONS, ECHO_DESCRIPTORS } from '../helpers/echo';
+import type { TestService } from '../helpers/service';
+import { startWithEcho } from '../helpers/echo';
 import { grpcCall, rest } from '../helpers/dual';
 
 let t: TestService;
 let key: string;
 
 before(async () => {
-  t = await startTestService({
-    extraDescriptors: [ECHO_DESCRIPTORS],
-    deprecations: ECHO_DEPRECATIONS,
-    extraServices: () => [
-      bindService(EchoServiceService, {
-        shout: {
-          access: 'forecast:read',
-          async handle(req) {
-            if (req.times < 0) throw invalidArgument('times', 'must not be negative');
-            return { shout: `${req.name} ${req.text}`.toUpperCase().repeat(Math.max(1, req.times)) };
-          },
-        },
-        oldEcho: {
-          access: 'public',
-          async handle(req) {
-            return { name: req.name, tags: req.tags, loud: req.loud };
-          },
-        },
-      }),
-    ],
+  t = await startWithEcho({
+    shout: {
+      access: 'forecast:read',
+      async handle(req) {
+        if (req.times < 0) throw invalidArgument('times', 'must not be negative');
+        return { shout: `${req.name} ${req.text}`.toUpperCase().repeat(Math.max(1, req.times)) };
+      },
+    },
+    oldEcho: {
+      access: 'public',
+      async handle(req) {
+        return { name: req.name, tags: req.tags, loud: req.loud };
+      },
+    },
   });
   key = (await t.account()).key;
 });
