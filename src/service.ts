@@ -127,7 +127,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
     },
     methods,
   );
-  const app = createGateway(pipeline, routes, { maxBodyBytes: config.maxBodyBytes, clock, log, before: siteHandlers(pipeline) });
+  const app = createGateway(pipeline, routes, { maxBodyBytes: config.maxBodyBytes, clock, log, before: siteHandlers(pipeline, routes) });
   const { server: grpcServer, health } = createGrpcServer(pipeline, {
     maxMessageBytes: config.maxGrpcMessageBytes,
     descriptorBytes: descriptors.bytes,

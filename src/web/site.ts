@@ -1,5 +1,6 @@
 /**
- * The pricing and sign-up page at `/` (API.md section 3), served from `web/` with no CDN. The
+ * The pricing and sign-up page at `/` (API.md section 3), served from `web/` with no CDN, and the
+ * OpenAPI document at `/openapi.json` (generated from the route table). The
  * no-JavaScript form post (`POST /signup`) goes through the same SignUp endpoint and pipeline as
  * the API, then renders the key as HTML.
  */
@@ -8,6 +9,8 @@ import { join } from 'node:path';
 import express, { type Request, type Response } from 'express';
 import { packageRoot } from '../rpc/descriptors';
 import type { Pipeline } from '../rpc/pipeline';
+import { openApiDocument } from '../transport/rest/openapi';
+import type { RouteTable } from '../transport/rest/route-table';
 
 const WEB = join(packageRoot(), 'web');
 
@@ -16,8 +19,12 @@ function escapeHtml(s: string): string {
 }
 
 /** Express handlers for the site, to mount before the API gateway. */
-export function siteHandlers(pipeline: Pipeline): express.RequestHandler[] {
+export function siteHandlers(pipeline: Pipeline, routes: RouteTable): express.RequestHandler[] {
   const router = express.Router();
+  const openapi = JSON.stringify(openApiDocument(routes));
+  router.get('/openapi.json', (_req, res) => {
+    res.type('application/json').send(openapi);
+  });
   const index = readFileSync(join(WEB, 'index.html'), 'utf8');
   const page = (res: Response, status: number, html: string) => {
     res.status(status).setHeader('content-security-policy', "default-src 'self'; style-src 'self'; script-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'self'");
