@@ -60,8 +60,9 @@ describe('authentication', () => {
 
   test('missing, malformed, unknown and checksum-broken keys are 401 unauthenticated', async () => {
     expectError(await getEntity('store:berlin', undefined), 'unauthenticated', 401, 16);
-    const [r] = await getEntity('store:berlin', undefined);
+    const [r, g] = await getEntity('store:berlin', undefined);
     assert.match(r.headers['www-authenticate'], /^Bearer/);
+    assert.match(g.headers['www-authenticate'], /^Bearer/, 'gRPC carries it in the trailers');
     expectError(await getEntity('store:berlin', 'not-a-key'), 'unauthenticated', 401, 16);
     const flipped = keyA.slice(0, 12) + (keyA[12] === 'a' ? 'b' : 'a') + keyA.slice(13);
     expectError(await getEntity('store:berlin', flipped), 'unauthenticated', 401, 16);
