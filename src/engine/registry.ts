@@ -1,12 +1,12 @@
 /**
  * The model registry: the names users and the evaluation CLI may ask for, each a model family
- * with fixed options, plus two composition forms:
+ * with fixed options, plus these composition forms:
  * - `a+b+c`: quantile-averaged combination (`ensemble.ts`), equal weights;
  * - `mix:a+b`: linear-pool (mixture) combination;
  * - `select:a/b/c`: per-series selection by rolling-origin CRPS (`select.ts`);
  * - `name@P`: the model fitted with seasonal period P instead of the series' own (e.g. `dotm@52`
  *   for weekly data whose declared period is 1), when the series has at least 3P observations.
- * `auto` is resolved by the facade (`index.ts`), which knows the series.
+ * `auto` is resolved per series by `autoModelName` (called by the facade, `index.ts`).
  */
 import { ensembleFamily } from './ensemble';
 import { InvalidSeriesError } from './errors';
@@ -124,17 +124,25 @@ export function withPeriod(family: ModelFamily, p: number, name: string): ModelF
 /**
  * What `auto` means, by the shape of the series — each choice measured with `forecast evaluate`
  * (figures in the comments; M3 = all 3,003 series, M4 = all weekly / hourly series):
- * - several seasonal periods with ≥ 3 cycles each (hourly: 24 and 168): `mstl` (M4 hourly OWA
- *   0.604; mstl+mstl-ets 0.603 at 7× the time, dotm 0.990, mstl-arima 0.553 at 30× the time);
+ * - several seasonal periods with ≥ 3 cycles each (hourly: 24 and 168): `mstl+mstl-arima`, MSTL
+ *   with DOTM and with ARIMA on the adjusted series, quantile-averaged (M4 hourly, calibrated:
+ *   OWA 0.568, MSIS 8.80, 0.59 s/series; mstl alone 0.604 / 8.64 / 0.017 s; mstl-arima 0.553 /
+ *   9.74 / 0.50 s; mstl+mstl-ets 0.603 uncalibrated; dotm 0.990);
  * - one seasonal period given only in `periods` (weekly data, declared period 1, year 52):
  *   Theta + DOTM with that period + non-seasonal ETS (M4 weekly OWA 0.828; without period 52:
  *   0.931; with ARIMA added 0.827 at 7× the time);
  * - otherwise (yearly/quarterly/monthly/other): Theta + DOTM + ETS, quantile-averaged
- *   (M3 sMAPE 12.40; Theta 12.79, DOTM 12.58, ETS 13.25, theta+dotm 12.54).
- * ETS runs with a 300-evaluation optimiser budget per candidate model (`ets-fast`): on M3 it is
- * both 8× faster and more accurate than the 2,000 of R's default (monthly subset 14.47 vs 14.73).
+ *   (M3 sMAPE 12.40 without calibration; Theta 12.79, DOTM 12.58, ETS 13.25, theta+dotm 12.54,
+ *   dotm+ets 12.49; adding ARIMA did not help on the monthly subset at 8× the time).
+ * ETS runs with a 300-evaluation optimiser budget per candidate model (`ets-fast`): on the M3
+ * monthly subset of `bench/engine-vs-r.ts` it matches the 2,000 of R's default (sMAPE 14.46 vs
+ * 14.46) at 0.6× the time. Measured 2026-11 with calibration on: M3 sMAPE 12.375, MSIS 11.5,
+ * coverage 0.920, 55 s for all 3,003 series on 2 cores; 20× faster than R ets() on M3 monthly.
  */
 export const AUTO_MODEL = 'theta+dotm+ets-fast';
+
+/** `auto` for series with several seasonal periods (see `AUTO_MODEL`). */
+export const AUTO_MULTI_SEASONAL_MODEL = 'mstl+mstl-arima';
 
 /** `auto` for intermittent demand (many zeros): the Croston family, chosen per series by backtest CRPS. */
 export const AUTO_INTERMITTENT_MODEL = 'select:sba/tsb/croston';
@@ -160,7 +168,7 @@ export function isIntermittent(y: ArrayLike<number>): boolean {
 export function autoModelName(y: ArrayLike<number>, info: SeriesInfo): string {
   if (isIntermittent(y)) return AUTO_INTERMITTENT_MODEL;
   const usable = [...new Set([info.period, ...(info.periods ?? [])])].filter((p) => p > 1 && y.length >= 3 * p);
-  if (usable.length >= 2) return 'mstl';
+  if (usable.length >= 2) return AUTO_MULTI_SEASONAL_MODEL;
   if (usable.length === 1 && usable[0] !== info.period) return `theta@${usable[0]}+dotm@${usable[0]}+ets-fast`;
   return AUTO_MODEL;
 }

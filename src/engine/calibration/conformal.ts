@@ -27,6 +27,11 @@ export interface CalibrationOptions {
   readonly perStepMin?: number;
   /** Always recalibrate, even when backtest coverage is within tolerance (tests, experiments). */
   readonly force?: boolean;
+  /**
+   * Shrinkage of the factor towards 1 in log space: weight n / (n + shrink) on the data
+   * (n = backtest errors). Default `DEFAULT_SHRINK`; 0 = none.
+   */
+  readonly shrink?: number;
   /** Bounds on the scale factor; default [0.5, 4] (why: a handful of origins must not explode or collapse intervals). */
   readonly factorBounds?: readonly [number, number];
 }
@@ -44,6 +49,13 @@ export interface CalibrationPlan {
   /** Why this method (for the audit record). */
   readonly reason: string;
 }
+
+/**
+ * Default shrinkage constant of the scale factor (see `CalibrationOptions.shrink`). Why: a few
+ * origins of correlated errors give a noisy factor. Measured with `forecast evaluate`, 95%:
+ * M4 weekly MSIS 18.16 (no shrinkage) → 17.73 (30); M4 hourly 8.75 → 8.64; 100 was worse on hourly.
+ */
+export const DEFAULT_SHRINK = 30;
 
 /** Conformal quantile: the ceil((n + 1)·level)-th smallest value (capped at the largest). */
 export function conformalQuantile(values: ArrayLike<number>, level: number): number {
@@ -86,7 +98,9 @@ export function planCalibration(bt: BacktestResult, options: CalibrationOptions 
   }
   const target = normalQuantile(0.5 + level / 2);
   const q = conformalQuantile(z, level);
-  const factor = Math.min(hi, Math.max(lo, Number.isFinite(q) && q > 0 ? q / target : hi));
+  const raw = Number.isFinite(q) && q > 0 ? q / target : hi;
+  const shrink = options.shrink ?? DEFAULT_SHRINK;
+  const factor = Math.min(hi, Math.max(lo, Math.exp((n / (n + shrink)) * Math.log(raw))));
   return { ...base, method: 'conformal-scaled', factor, reason: `backtest coverage ${coverageBefore.toFixed(3)} vs ${level}` };
 }
 
