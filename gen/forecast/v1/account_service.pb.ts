@@ -27,7 +27,14 @@ export const protobufFileName = "forecast/v1/account_service.proto";
 export interface GetAccountRequest {
 }
 
-/** Monthly request quota (calendar month, UTC). */
+/**
+ * Monthly request quota (calendar month, UTC). Every authenticated request counts once, on
+ * either protocol (idempotent replays do not). Responses of a tier with a quota carry
+ * `RateLimit-Policy: "monthly";q=<limit>;w=<seconds in month>` and
+ * `RateLimit: "monthly";r=<remaining>;t=<seconds to reset>` (gRPC: the same metadata); over
+ * quota: 429 `quota_exceeded` with `Retry-After` (gRPC RESOURCE_EXHAUSTED + `retry-after`).
+ * Unlimited tiers get neither RateLimit header.
+ */
 export interface Quota {
   /** True for tiers without a quota (Enterprise); `limit` and `remaining` are then 0. */
   unlimited: boolean;
