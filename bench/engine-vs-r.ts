@@ -19,7 +19,8 @@ function arg(name: string, fallback: string): string {
   return i >= 0 && i + 1 < process.argv.length ? process.argv[i + 1] : fallback;
 }
 
-function main(): number {
+/** Run the comparison; returns the exit code. */
+export function runEngineVsR(): number {
   const model = arg('model', 'auto');
   const every = Number(arg('every', '10'));
   const limit = Number(arg('limit', '100000'));
@@ -63,4 +64,4 @@ function main(): number {
   return 0;
 }
 
-process.exitCode = main();
+if (require.main === module) process.exitCode = runEngineVsR();

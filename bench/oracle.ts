@@ -42,8 +42,14 @@ function restPost(port: number, key: string, agent: http.Agent) {
     });
 }
 
-/** Fire `fire` at a fixed rate for `seconds` (open loop) and record each latency. */
+/** Fire `fire` at a fixed rate for `seconds` (open loop) and record each latency, after a 1-second warm-up at that rate. */
 async function openLoop(name: string, fire: () => Promise<boolean>, rate: number, seconds: number): Promise<LoadResult> {
+  const warm: Promise<boolean>[] = [];
+  for (let i = 0; i < rate; i++) {
+    warm.push(fire());
+    await new Promise((r) => setTimeout(r, 1000 / rate));
+  }
+  await Promise.all(warm);
   const latencies: number[] = [];
   let errors = 0;
   const pending: Promise<void>[] = [];
