@@ -1,16 +1,15 @@
-/** `make bench`: every benchmark in turn; each prints its own numbers. */
-import { runEngineVsR } from './engine-vs-r';
-import { runOracleBench } from './oracle';
-import { runTransportBench } from './transport';
+/**
+ * `make bench`: every benchmark in turn, each in a fresh process (a load generator's heap and JIT
+ * state must not colour the next measurement); each prints its own numbers.
+ */
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
 
-async function main(): Promise<void> {
-  await runTransportBench();
-  await runOracleBench();
-  console.log('\nEngine vs R');
-  if (runEngineVsR() !== 0) process.exitCode = 1;
+const BENCHES = ['transport.js', 'oracle.js', 'engine-vs-r.js'];
+
+let failed = false;
+for (const file of BENCHES) {
+  const r = spawnSync(process.execPath, [join(__dirname, file)], { stdio: 'inherit' });
+  if (r.status !== 0) failed = true;
 }
-
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+process.exitCode = failed ? 1 : 0;
