@@ -106,6 +106,10 @@ function fitMstl(y: Series, info: SeriesInfo, options: MstlModelOptions = {}): F
       });
       return shiftForecast(innerFit.forecast(h), offset, name);
     },
+    // With an inner model that selects (ETS, ARIMA), backtests refit its chosen structure.
+    refit: innerFit.refit
+      ? { name: `mstl:${innerFit.model}`, minObservations: mstl.minObservations, fit: (yy, ii, more) => fitMstl(yy, ii, { ...options, ...(more as MstlModelOptions), inner: innerFit.refit, innerOptions: options.innerOptions }) }
+      : undefined,
   };
 }
 

@@ -118,6 +118,8 @@ function toFitted(fit: ArimaFit, x: Float64Array, lead: number, scale: number, w
       checkH(h);
       return arimaForecast(fit, h, model, scale);
     },
+    // The chosen order as a family (backtests refit it instead of searching orders again).
+    refit: fixedOrder(fit),
   };
 }
 
@@ -175,3 +177,19 @@ export const arima: ModelFamily<ArimaOptions> = {
     }
   },
 };
+
+/** The order (and drift / mean terms) of a fit, as a family that estimates only that model. */
+function fixedOrder(fit: ArimaFit): ModelFamily<ArimaOptions> {
+  const o = fit.order;
+  const fixed: ArimaOptions = {
+    order: [o.p, o.d, o.q],
+    seasonal: [o.P, o.D, o.Q],
+    drift: fit.xregNames.includes('drift'),
+    mean: fit.xregNames.includes('intercept'),
+  };
+  return {
+    name: `arima:${modelName(fit)}`,
+    minObservations: (info, options) => arima.minObservations(info, { ...options, ...fixed }),
+    fit: (y, info, options) => arima.fit(y, info, { ...options, ...fixed }),
+  };
+}
