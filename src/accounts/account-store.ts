@@ -6,20 +6,10 @@ import { generateApiKey, hashApiKey, DISPLAY_PREFIX_LENGTH } from './api-key';
 import { DEFAULT_SCOPES, type Scope, type Tier } from './tiers';
 import { ServiceError } from '../rpc/errors';
 import { prepared } from '../store/prepared';
+import type { AccountsTable, ApiKeysTable } from '../store/schema';
 
-interface KeyWithAccountRow {
-  id: string;
-  account_id: string;
-  prefix: string;
-  scopes: string;
-  name: string;
-  create_time: number;
-  expire_time: number | null;
-  revoke_time: number | null;
-  email: string | null;
-  tier: string;
-  account_create_time: number;
-}
+/** A key row joined with its account's columns (the auth look-up). */
+type KeyWithAccountRow = Omit<ApiKeysTable, 'hash'> & Pick<AccountsTable, 'email' | 'tier'> & { account_create_time: number };
 
 export interface AccountRow {
   id: string;
