@@ -55,7 +55,8 @@ test('Free tier: of 300 concurrent mixed REST/gRPC requests exactly 100 succeed,
 test('unauthenticated requests and GetVersion do not count; enterprise has no limit headers', async () => {
   const { key } = await t.account('pro');
   await rest(t, undefined, { method: 'GET', path: '/v1/account' });
-  await rest(t, key.slice(0, -1) + 'x', { method: 'GET', path: '/v1/account' });
+  const wrong = key.slice(0, -1) + (key.endsWith('x') ? 'y' : 'x'); // always differs from the real key
+  assert.equal((await rest(t, wrong, { method: 'GET', path: '/v1/account' })).code, 'unauthenticated');
   await rest(t, undefined, { method: 'GET', path: '/v1/version' });
   const o = await rest(t, key, { method: 'GET', path: '/v1/account' });
   assert.equal(o.data.quota.used, 1);
