@@ -68,7 +68,7 @@ async function openLoop(name: string, fire: () => Promise<boolean>, rate: number
   return summary(name, latencies, seconds, errors);
 }
 
-export async function runOracleBench(): Promise<void> {
+async function runOracleBench(): Promise<void> {
   const child: ChildProcess = spawn(process.execPath, [join(__dirname, 'transport-servers.js'), 'oracle', String(ENTITIES)], { stdio: ['ignore', 'pipe', 'inherit'] });
   const info = JSON.parse(await new Promise<string>((resolve) => createInterface({ input: child.stdout! }).once('line', resolve)));
   const agent = new http.Agent({ keepAlive: true, maxSockets: 32 });

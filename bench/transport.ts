@@ -32,7 +32,7 @@ function stop(child: ChildProcess): Promise<void> {
   });
 }
 
-export async function runTransportBench(): Promise<LoadResult[]> {
+async function runTransportBench(): Promise<LoadResult[]> {
   const opts = { concurrency: CONCURRENCY, seconds: SECONDS };
   const results: LoadResult[] = [];
   const request = Buffer.from(GetEntityRequest.encode({ entity: 'store:berlin' }).finish());

@@ -74,10 +74,3 @@ export interface Deprecation {
   readonly sunset: number;
   readonly link: string;
 }
-
-/** Split `/pkg.Service/Method` into service and method names. */
-export function splitPath(path: string): { service: string; name: string } {
-  const m = /^\/([^/]+)\/([^/]+)$/.exec(path);
-  if (!m) throw new Error(`not a gRPC method path: ${path}`);
-  return { service: m[1], name: m[2] };
-}
