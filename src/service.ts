@@ -3,10 +3,9 @@
  * gRPC server and REST gateway. Both servers share one pipeline, so every behaviour is the
  * same on both protocols.
  */
-import type { Server as HttpServer } from 'node:http';
+import { createServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type * as grpc from '@grpc/grpc-js';
-import type express from 'express';
 import { AccountStore } from './accounts/account-store';
 import { accountService } from './accounts/account-service';
 import { keyService } from './accounts/key-service';
@@ -26,7 +25,7 @@ import { buildMethodTable, type ServiceBinding } from './rpc/registry';
 import { openDatabase, type Database } from './store/database';
 import { serverSecret } from './store/secrets';
 import { bindGrpc, createGrpcServer, shutdownGrpc } from './transport/grpc/server';
-import { createGateway } from './transport/rest/gateway';
+import { createGateway, type RequestListener } from './transport/rest/gateway';
 import { RouteTable } from './transport/rest/route-table';
 import { siteHandlers } from './web/site';
 import { ForecastPool } from './oracle/forecast-pool';
@@ -66,7 +65,7 @@ export interface RunningService {
   readonly ctx: ServiceContext;
   readonly pipeline: Pipeline;
   readonly routes: RouteTable;
-  readonly app: express.Express;
+  readonly app: RequestListener;
   readonly grpcServer: grpc.Server;
   readonly httpPort: number;
   readonly grpcPort: number;
@@ -127,7 +126,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
     },
     methods,
   );
-  const app = createGateway(pipeline, routes, { maxBodyBytes: config.maxBodyBytes, clock, log, before: siteHandlers(pipeline, routes) });
+  const app = createGateway(pipeline, routes, { maxBodyBytes: config.maxBodyBytes, clock, log, site: siteHandlers(pipeline, routes) });
   const { server: grpcServer, health } = createGrpcServer(pipeline, {
     maxMessageBytes: config.maxGrpcMessageBytes,
     descriptorBytes: descriptors.bytes,
@@ -141,7 +140,12 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const { ctx, app, grpcServer, health } = built;
   const grpcPort = await bindGrpc(grpcServer, config.host, config.grpcPort);
   const http: HttpServer = await new Promise((resolve, reject) => {
-    const s = app.listen(config.httpPort, config.host, (err?: Error) => (err ? reject(err) : resolve(s)));
+    const s = createServer(app);
+    s.once('error', reject);
+    s.listen(config.httpPort, config.host, () => {
+      s.off('error', reject);
+      resolve(s);
+    });
   });
   http.keepAliveTimeout = 65_000;
   const httpPort = (http.address() as AddressInfo).port;

@@ -43,7 +43,7 @@ export class AccountStore {
     private readonly database: Database,
     private readonly clock: Clock,
   ) {
-    this.keyByHash = prepared<{ hash: string }, KeyWithAccountRow>(database.db, (p) =>
+    this.keyByHash = prepared<{ hash: string }, KeyWithAccountRow>(database, (p) =>
       database.db
         .selectFrom('api_keys as k')
         .innerJoin('accounts as a', 'a.id', 'k.account_id')

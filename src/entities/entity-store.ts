@@ -1,11 +1,13 @@
 /** Storage of entities, their axes and relations. Every query is scoped by account. */
 import { sql } from 'kysely';
 import type { Database, Queryable } from '../store/database';
-import { prepared } from '../store/prepared';
+import { preparedQuery } from '../store/prepared';
 import type { Frequency } from './frequency';
 import type { EntitiesTable } from '../store/schema';
 
 type EntityRow = EntitiesTable;
+type AxisRow = { entity: string; name: string; unit: string; kind: string };
+type ParentRow = { child: string; parent: string };
 
 function groupBy<T>(items: readonly T[], key: (t: T) => string): Map<string, T[]> {
   const out = new Map<string, T[]>();
@@ -51,11 +53,11 @@ export class EntityStore {
 
   constructor(readonly database: Database) {
     const db = database.db;
-    const row = prepared<{ account: string; entity: string }, EntityRow>(db, (p) => db.selectFrom('entities').selectAll().where('account_id', '=', p.account).where('entity', '=', p.entity));
-    const axes = prepared<{ account: string; entity: string }, { entity: string; name: string; unit: string; kind: string }>(db, (p) =>
+    const row = preparedQuery<{ account: string; entity: string }, EntityRow>(db, (p) => db.selectFrom('entities').selectAll().where('account_id', '=', p.account).where('entity', '=', p.entity));
+    const axes = preparedQuery<{ account: string; entity: string }, AxisRow>(db, (p) =>
       db.selectFrom('axes').select(['entity', 'name', 'unit', 'kind']).where('account_id', '=', p.account).where('entity', '=', p.entity).orderBy('name'),
     );
-    const parents = prepared<{ account: string; entity: string }, { child: string; parent: string }>(db, (p) =>
+    const parents = preparedQuery<{ account: string; entity: string }, ParentRow>(db, (p) =>
       db.selectFrom('relations').select(['child', 'parent']).where('account_id', '=', p.account).where('child', '=', p.entity).where('kind', '=', 'contains').orderBy('parent'),
     );
     this.one = { row, axes, parents };
@@ -68,10 +70,8 @@ export class EntityStore {
       return (await this.hydrate(q, accountId, rows))[0];
     }
     const params = { account: accountId, entity };
-    const [row] = await this.one.row(params);
-    if (!row) return undefined;
-    const [axes, parents] = await Promise.all([this.one.axes(params), this.one.parents(params)]);
-    return toRecord(row, axes, parents);
+    const [rows, axes, parents] = await this.database.read([this.one.row(params), this.one.axes(params), this.one.parents(params)]);
+    return rows.length === 0 ? undefined : toRecord(rows[0] as EntityRow, axes as AxisRow[], parents as ParentRow[]);
   }
 
   /** Entities of the account after `after` (exclusive), ascending, at most `limit`. */

@@ -47,8 +47,8 @@ export class ObservationStore {
 
   constructor(private readonly database: Database) {
     const db = database.db;
-    this.latest = prepared<Record<string, never>, { r: number | null }>(db, () => db.selectFrom('revisions').select((eb) => eb.fn.max('revision').as('r')));
-    this.newest = prepared<{ account: string; entity: string }, { r: number | null }>(db, (p) =>
+    this.latest = prepared<Record<string, never>, { r: number | null }>(database, () => db.selectFrom('revisions').select((eb) => eb.fn.max('revision').as('r')));
+    this.newest = prepared<{ account: string; entity: string }, { r: number | null }>(database, (p) =>
       db.selectFrom('observations').select((eb) => eb.fn.max('revision').as('r')).where('account_id', '=', p.account).where('entity', '=', p.entity),
     );
   }

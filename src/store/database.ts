@@ -4,7 +4,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { Kysely, Migrator, SqliteDialect, PostgresDialect, type Transaction } from 'kysely';
+import { Kysely, Migrator, SqliteDialect, PostgresDialect, type CompiledQuery, type Transaction } from 'kysely';
 import type { Schema } from './schema';
 import { migrationProvider } from './migrations';
 
@@ -16,6 +16,13 @@ export interface Database {
   readonly dialect: DialectName;
   /** Run `fn` in one transaction (all or nothing). */
   transaction<T>(fn: (trx: Transaction<Schema>) => Promise<T>): Promise<T>;
+  /**
+   * Run read-only compiled queries outside any transaction, all on one snapshot of committed
+   * data; the rows of each, in order. For the hot reads (`store/prepared.ts`). SQLite: a second,
+   * read-only connection (WAL readers never wait for the writer, nor see its open transaction),
+   * run synchronously; PostgreSQL: one transaction on the pool.
+   */
+  read(queries: readonly CompiledQuery[]): Promise<unknown[][]>;
   close(): Promise<void>;
 }
 
@@ -29,6 +36,7 @@ export type Queryable = Kysely<Schema> | Transaction<Schema>;
 export async function openDatabase(url: string): Promise<Database> {
   let db: Kysely<Schema>;
   let dialect: DialectName;
+  let reader: import('better-sqlite3').Database | undefined;
   if (url.startsWith('sqlite:')) {
     const path = url.slice('sqlite:'.length);
     // Loaded lazily so a PostgreSQL deployment needs no native SQLite build.
@@ -42,6 +50,11 @@ export async function openDatabase(url: string): Promise<Database> {
     sqlite.pragma('synchronous = NORMAL');
     db = new Kysely<Schema>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
     dialect = 'sqlite';
+    // An in-memory database is private to its connection: reads share the writer there.
+    if (path !== ':memory:') {
+      reader = withStatementCache(new BetterSqlite3(resolve(path), { readonly: true }));
+      reader.pragma('busy_timeout = 5000');
+    }
   } else if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const pg = require('pg') as typeof import('pg');
@@ -59,12 +72,33 @@ export async function openDatabase(url: string): Promise<Database> {
     await db.destroy();
     throw new Error(`database migration failed${failed ? ` at ${failed.migrationName}` : ''}: ${String(error)}`);
   }
+  const read = reader ? readSynchronously(reader) : (queries: readonly CompiledQuery[]) => readInTransaction(db, queries);
   return {
     db,
     dialect,
     transaction: (fn) => db.transaction().execute(fn),
-    close: () => db.destroy(),
+    read,
+    close: async () => {
+      reader?.close();
+      await db.destroy();
+    },
   };
+}
+
+/** `Database.read` on a SQLite read connection: one deferred transaction, so one snapshot. */
+function readSynchronously(reader: import('better-sqlite3').Database): Database['read'] {
+  const runAll = reader.transaction((queries: readonly CompiledQuery[]) => queries.map((q) => reader.prepare(q.sql).all(...(q.parameters as unknown[]))));
+  return async (queries) => (queries.length === 1 ? [reader.prepare(queries[0].sql).all(...(queries[0].parameters as unknown[]))] : runAll(queries));
+}
+
+/** `Database.read` through kysely: one query as is, several in one transaction. */
+async function readInTransaction(db: Kysely<Schema>, queries: readonly CompiledQuery[]): Promise<unknown[][]> {
+  if (queries.length === 1) return [(await db.executeQuery(queries[0])).rows];
+  return db.transaction().execute(async (trx) => {
+    const out: unknown[][] = [];
+    for (const q of queries) out.push((await trx.executeQuery(q)).rows);
+    return out;
+  });
 }
 
 /** Most distinct SQL texts whose prepared statements are kept (IN-lists and batch inserts vary). */

@@ -1,8 +1,12 @@
 /**
- * The REST transport: one Express middleware that matches the compiled route table, turns the
- * HTTP request into a call (JSON ↔ generated messages via the descriptor image) and hands it to
- * the same pipeline the gRPC server uses. Express only hosts; no API path is registered with it.
+ * The REST transport: a Node HTTP request listener that matches the compiled route table, turns
+ * the HTTP request into a call (JSON ↔ generated messages via the descriptor image) and hands it
+ * to the same pipeline the gRPC server uses. No API path is hand-written. API calls are served on
+ * the bare Node request and response (why: Express's router and response helpers cost as much
+ * as the whole API call on a cached read); Express hosts only the site (sign-up page, OpenAPI)
+ * and answers what matches no API route.
  */
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type Request, type Response, type NextFunction } from 'express';
 import type { Clock } from '../../clock';
 import { newId } from '../../ids';
@@ -19,54 +23,72 @@ export interface GatewayOptions {
   readonly maxBodyBytes: number;
   readonly clock: Clock;
   readonly log: Logger;
-  /** Non-API handlers mounted before the API (e.g. the sign-up page at `/`). */
-  readonly before?: readonly express.RequestHandler[];
+  /** Non-API handlers (e.g. the sign-up page at `/`), tried when no API route matches. */
+  readonly site?: readonly express.RequestHandler[];
 }
+
+/** What `http.createServer` takes. */
+export type RequestListener = (req: IncomingMessage, res: ServerResponse) => void;
 
 const JSON_TYPES = new Set(['application/json']);
 const NDJSON_TYPES = new Set(['application/x-ndjson', 'application/jsonl', 'application/json-seq']);
+const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
-/** An Express app serving every route of the table through the pipeline. */
-export function createGateway(pipeline: Pipeline, routes: RouteTable, options: GatewayOptions): express.Express {
-  const app = express();
-  app.disable('x-powered-by');
-  app.disable('etag');
-  for (const handler of options.before ?? []) app.use(handler);
-  app.use((req: Request, res: Response, next: NextFunction) => {
-    serve(pipeline, routes, options, req, res).catch(next);
-  });
-  // Last resort: anything thrown outside the pipeline becomes the standard error body.
-  app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
+/** A request listener serving every route of the table through the pipeline, and the site beside it. */
+export function createGateway(pipeline: Pipeline, routes: RouteTable, options: GatewayOptions): RequestListener {
+  const gatewayHeaders = () => ({ 'request-id': newId('req', options.clock), 'api-version': API_VERSION });
+  const fail = (res: ServerResponse, err: unknown) => {
     const error = ServiceError.from(err);
     if (error.code === 'internal') options.log.error('gateway error', { error: err });
-    sendError(res, error, { 'request-id': newId('req', options.clock), 'api-version': API_VERSION });
+    sendError(res, error, gatewayHeaders());
+  };
+  const site = express();
+  site.disable('x-powered-by');
+  site.disable('etag');
+  for (const handler of options.site ?? []) site.use(handler);
+  site.use((req: Request, res: Response) => {
+    sendError(res, new ServiceError('not_found', `no route for ${req.method} ${pathOf(req.originalUrl).slice(0, 200)}`), gatewayHeaders());
   });
-  return app;
+  // Last resort: anything thrown outside the pipeline becomes the standard error body.
+  site.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => fail(res, err));
+
+  return (req, res) => {
+    const url = req.url ?? '/';
+    const rawPath = pathOf(url);
+    let match;
+    try {
+      match = routes.match(req.method ?? 'GET', rawPath);
+    } catch (err) {
+      if (err instanceof PathDecodeError) return sendError(res, new ServiceError('invalid_argument', `path: ${err.message}`), gatewayHeaders());
+      return fail(res, err);
+    }
+    if (match.kind === 'not_found') return site(req, res);
+    if (match.kind === 'method_not_allowed') {
+      return sendError(res, new ServiceError('method_not_allowed', `${req.method} is not allowed on ${rawPath.slice(0, 200)}; allowed: ${match.allowed.join(', ')}`), {
+        ...gatewayHeaders(),
+        allow: match.allowed.join(', '),
+      });
+    }
+    const q = url.indexOf('?');
+    const query = new URLSearchParams(q === -1 ? '' : url.slice(q + 1));
+    serve(pipeline, match.route, match.vars, query, options, req, res).catch((err) => fail(res, err));
+  };
 }
 
-async function serve(pipeline: Pipeline, routes: RouteTable, options: GatewayOptions, req: Request, res: Response): Promise<void> {
-  const url = req.originalUrl;
+function pathOf(url: string): string {
   const q = url.indexOf('?');
-  const rawPath = q === -1 ? url : url.slice(0, q);
-  const query = new URLSearchParams(q === -1 ? '' : url.slice(q + 1));
-  const gatewayHeaders = () => ({ 'request-id': newId('req', options.clock), 'api-version': API_VERSION });
-  let match;
-  try {
-    match = routes.match(req.method, rawPath);
-  } catch (err) {
-    if (err instanceof PathDecodeError) return sendError(res, new ServiceError('invalid_argument', `path: ${err.message}`), gatewayHeaders());
-    throw err;
-  }
-  if (match.kind === 'not_found') {
-    return sendError(res, new ServiceError('not_found', `no route for ${req.method} ${rawPath.slice(0, 200)}`), gatewayHeaders());
-  }
-  if (match.kind === 'method_not_allowed') {
-    return sendError(res, new ServiceError('method_not_allowed', `${req.method} is not allowed on ${rawPath.slice(0, 200)}; allowed: ${match.allowed.join(', ')}`), {
-      ...gatewayHeaders(),
-      allow: match.allowed.join(', '),
-    });
-  }
-  const { route, vars } = match;
+  return q === -1 ? url : url.slice(0, q);
+}
+
+async function serve(
+  pipeline: Pipeline,
+  route: Route,
+  vars: Record<string, string>,
+  query: URLSearchParams,
+  options: GatewayOptions,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
   const incoming = incomingOf(req, res);
   let outcome: CallOutcome<unknown>;
   try {
@@ -79,16 +101,14 @@ async function serve(pipeline: Pipeline, routes: RouteTable, options: GatewayOpt
     }
   } catch (err) {
     // Body-level failures (413, 415, malformed JSON) are judged before the pipeline runs.
-    return sendError(res, ServiceError.from(err), gatewayHeaders());
+    return sendError(res, ServiceError.from(err), { 'request-id': newId('req', options.clock), 'api-version': API_VERSION });
   }
   if (!outcome.ok) return sendError(res, outcome.error, outcome.headers);
   const json = encodeResponse(route, route.entry.definition.responseSerialize(outcome.response));
-  res.status(200);
-  setHeaders(res, outcome.headers);
-  res.type('application/json').send(JSON.stringify(json));
+  sendJson(res, 200, outcome.headers, JSON.stringify(json));
 }
 
-async function readJsonBody(req: Request, limit: number): Promise<unknown> {
+async function readJsonBody(req: IncomingMessage, limit: number): Promise<unknown> {
   const bytes = await readBody(req, limit);
   if (bytes.length === 0) return undefined;
   const type = mediaType(req.headers['content-type']);
@@ -98,7 +118,7 @@ async function readJsonBody(req: Request, limit: number): Promise<unknown> {
   return parseJson(bytes.toString('utf8'));
 }
 
-async function readNdjson(req: Request, route: Route, limit: number): Promise<string[]> {
+async function readNdjson(req: IncomingMessage, route: Route, limit: number): Promise<string[]> {
   // A stream may be larger than one JSON body: allow up to 64 of them.
   const bytes = await readBody(req, limit * 64);
   const type = mediaType(req.headers['content-type']);
@@ -122,7 +142,7 @@ async function* decodeLines(route: Route, lines: readonly string[]): AsyncGenera
   }
 }
 
-function incomingOf(req: Request, res: Response): IncomingCall {
+function incomingOf(req: IncomingMessage, res: ServerResponse): IncomingCall {
   const timeout = parseGrpcTimeout(req.headers['grpc-timeout']);
   let abort: AbortController | undefined;
   return {
@@ -154,20 +174,22 @@ function parseGrpcTimeout(value: string | string[] | undefined): number | undefi
   return Number(m[1]) * scale[m[2]];
 }
 
-function setHeaders(res: Response, headers: Record<string, string>): void {
-  for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
+/** Send a JSON body with its status and headers (Content-Length set, so keep-alive needs no chunking). */
+function sendJson(res: ServerResponse, status: number, headers: Record<string, string>, body: string): void {
+  res.statusCode = status;
+  for (const k in headers) res.setHeader(k, headers[k]);
+  res.setHeader('content-type', JSON_CONTENT_TYPE);
+  res.setHeader('content-length', Buffer.byteLength(body));
+  res.end(body);
 }
 
 /** The error body of API.md section 4, with its status and headers. */
-export function sendError(res: Response, error: ServiceError, headers: Record<string, string>): void {
+export function sendError(res: ServerResponse, error: ServiceError, headers: Record<string, string>): void {
   if (res.headersSent) {
     res.end();
     return;
   }
-  res.status(error.httpStatus);
-  setHeaders(res, headers);
-  if (error.headers) for (const [k, v] of Object.entries(error.headers)) res.setHeader(k, v);
   const body: Record<string, unknown> = { code: error.code, message: error.message, request_id: headers['request-id'] };
   if (error.details) body.details = error.details;
-  res.type('application/json').send(JSON.stringify(body));
+  sendJson(res, error.httpStatus, error.headers ? { ...headers, ...error.headers } : headers, JSON.stringify(body));
 }
