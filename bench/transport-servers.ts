@@ -2,8 +2,8 @@
  * Child-process servers for the transport benchmark (run one at a time, each in its own
  * process, so the load generator does not share an event loop with the server):
  *   service  — the real service (fresh SQLite, one account, one entity); prints its ports and key
- *   express  — a bare Express handler returning fixed bytes
- *   grpc     — a bare grpc-js handler returning fixed bytes
+ *   express  — a bare Express handler returning fixed bytes (body and headers)
+ *   grpc     — a bare grpc-js handler returning fixed bytes (message, metadata and trailers)
  */
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -54,24 +54,34 @@ async function main(): Promise<void> {
     }
     process.stdout.write(JSON.stringify({ http: service.httpPort, grpc: service.grpcPort, key: created.apiKey, entities: n }) + '\n');
   } else if (kind === 'express') {
-    const { json } = JSON.parse(readFileSync(bytesFile, 'utf8')) as { json: string };
+    const { json, headers } = JSON.parse(readFileSync(bytesFile, 'utf8')) as { json: string; headers: Record<string, string> };
     const app = express();
     app.disable('x-powered-by');
     app.disable('etag');
     app.get('/v1/entities/:entity', (_req, res) => {
-      res.type('application/json').send(json);
+      res.set(headers).send(json);
     });
     const server = app.listen(0, '127.0.0.1', () => {
       process.stdout.write(JSON.stringify({ http: (server.address() as { port: number }).port }) + '\n');
     });
   } else if (kind === 'grpc') {
-    const { proto } = JSON.parse(readFileSync(bytesFile, 'utf8')) as { proto: string };
+    const { proto, metadata, trailers } = JSON.parse(readFileSync(bytesFile, 'utf8')) as { proto: string; metadata: Record<string, string>; trailers: Record<string, string> };
     const bytes = Buffer.from(proto, 'base64');
+    const toMetadata = (fields: Record<string, string>) => {
+      const md = new grpc.Metadata();
+      for (const [k, v] of Object.entries(fields)) md.set(k, v);
+      return md;
+    };
     const server = new grpc.Server();
     const id = (b: Buffer) => b;
     server.addService(
       { getEntity: { path: '/forecast.v1.EntityService/GetEntity', requestStream: false, responseStream: false, requestSerialize: id, requestDeserialize: id, responseSerialize: id, responseDeserialize: id } },
-      { getEntity: (_call: unknown, cb: grpc.sendUnaryData<Buffer>) => cb(null, bytes) },
+      {
+        getEntity: (call: grpc.ServerUnaryCall<Buffer, Buffer>, cb: grpc.sendUnaryData<Buffer>) => {
+          call.sendMetadata(toMetadata(metadata));
+          cb(null, bytes, toMetadata(trailers));
+        },
+      },
     );
     server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, port) => {
       if (err) throw err;

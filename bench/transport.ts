@@ -1,8 +1,11 @@
 /**
  * Transport overhead benchmark (issue: foundation). GetEntity over the real REST gateway and
  * gRPC server, beside a bare Express handler and a bare grpc-js handler that return the same
- * bytes; prints requests/s, p50/p99 and the ratio of each protocol to its bare counterpart
- * (target ≥ 0.70). Every server runs alone in its own process; the load generator is this one.
+ * bytes — the same body and the same response headers (REST) or initial metadata and trailers
+ * (gRPC), captured from the service, so the ratio measures the service's work rather than how
+ * many header bytes it sends; prints requests/s, p50/p99 and the ratio of each protocol to its
+ * bare counterpart (target ≥ 0.70). Every server runs alone in its own process; the load
+ * generator is this one.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -11,6 +14,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { closedLoop, grpcCaller, httpGetter, printTable, type LoadResult } from './load';
 import { GetEntityRequest } from '../gen/forecast/v1/entity_service.pb';
+
 
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
@@ -40,25 +44,40 @@ async function runTransportBench(): Promise<LoadResult[]> {
   const svc = await spawnServer('service');
   const auth = { authorization: `Bearer ${svc.info.key}` };
   const url = `http://127.0.0.1:${svc.info.http}/v1/entities/store:berlin`;
-  const json = await (await fetch(url, { headers: auth })).text();
+  const first = await fetch(url, { headers: auth });
+  const json = await first.text();
+  // Response headers the service sends on every call (transport-level ones are the server's own).
+  const TRANSPORT_HEADERS = new Set(['date', 'connection', 'keep-alive', 'content-length', 'transfer-encoding']);
+  const headers = Object.fromEntries([...first.headers].filter(([k]) => !TRANSPORT_HEADERS.has(k)));
   const caller = grpcCaller(`127.0.0.1:${svc.info.grpc}`, '/forecast.v1.EntityService/GetEntity', request, auth);
-  const protoBytes = await new Promise<Buffer>((resolve, reject) => {
-    const c = new (require('@grpc/grpc-js').Client)(`127.0.0.1:${svc.info.grpc}`, require('@grpc/grpc-js').credentials.createInsecure());
-    const md = new (require('@grpc/grpc-js').Metadata)();
+  const grpc = require('@grpc/grpc-js') as typeof import('@grpc/grpc-js');
+  const GRPC_TRANSPORT = new Set(['content-type', 'date', 'grpc-accept-encoding', 'grpc-encoding', 'grpc-status', 'grpc-message']);
+  const plain = (md: import('@grpc/grpc-js').Metadata) => Object.fromEntries(Object.entries(md.getMap()).filter(([k]) => !GRPC_TRANSPORT.has(k)).map(([k, v]) => [k, String(v)]));
+  const grpcReply = await new Promise<{ proto: Buffer; metadata: Record<string, string>; trailers: Record<string, string> }>((resolve, reject) => {
+    const c = new grpc.Client(`127.0.0.1:${svc.info.grpc}`, grpc.credentials.createInsecure());
+    const md = new grpc.Metadata();
     md.set('authorization', auth.authorization);
-    c.makeUnaryRequest('/forecast.v1.EntityService/GetEntity', (b: Buffer) => b, (b: Buffer) => b, request, md, (err: Error | null, res: Buffer) => {
+    let metadata: Record<string, string> = {};
+    let proto: Buffer | undefined;
+    const call = c.makeUnaryRequest('/forecast.v1.EntityService/GetEntity', (b: Buffer) => b, (b: Buffer) => b, request, md, (err, res) => {
+      if (err || !res) reject(err ?? new Error('no response'));
+      proto = res;
+    });
+    call.on('metadata', (m) => (metadata = plain(m)));
+    // The status (with the trailers) comes after the callback.
+    call.on('status', (st) => {
       c.close();
-      if (err) reject(err);
-      else resolve(res);
+      if (proto) resolve({ proto, metadata, trailers: plain(st.metadata) });
     });
   });
+  const protoBytes = grpcReply.proto;
   results.push(await closedLoop('REST  GetEntity (service)', httpGetter(url, auth, CONCURRENCY), opts));
   results.push(await closedLoop('gRPC  GetEntity (service)', caller.fire, opts));
   caller.close();
   await stop(svc.child);
 
   const bytesFile = join(mkdtempSync(join(tmpdir(), 'forecast-bench-')), 'bytes.json');
-  writeFileSync(bytesFile, JSON.stringify({ json, proto: protoBytes.toString('base64') }));
+  writeFileSync(bytesFile, JSON.stringify({ json, headers, proto: protoBytes.toString('base64'), metadata: grpcReply.metadata, trailers: grpcReply.trailers }));
   const bareHttp = await spawnServer('express', bytesFile);
   results.push(await closedLoop('REST  bare Express, same bytes', httpGetter(`http://127.0.0.1:${bareHttp.info.http}/v1/entities/store:berlin`, auth, CONCURRENCY), opts));
   await stop(bareHttp.child);

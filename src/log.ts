@@ -8,6 +8,8 @@ export interface Logger {
   info(msg: string, fields?: Record<string, unknown>): void;
   warn(msg: string, fields?: Record<string, unknown>): void;
   error(msg: string, fields?: Record<string, unknown>): void;
+  /** True when messages at `level` are written (so callers can skip building costly fields). */
+  enabled(level: Exclude<LogLevel, 'silent'>): boolean;
 }
 
 /** A logger writing to `sink` (default stderr) at `level` and above. */
@@ -16,7 +18,7 @@ export function createLogger(level: LogLevel, sink: (line: string) => void = (l)
     if (ORDER[lvl] < ORDER[level]) return;
     sink(JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...fields }, errorReplacer));
   };
-  return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
+  return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error'), enabled: (lvl) => ORDER[lvl] >= ORDER[level] };
 }
 
 function errorReplacer(_key: string, value: unknown): unknown {

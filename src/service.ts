@@ -86,7 +86,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
     log,
     database,
     accounts: new AccountStore(database, clock),
-    usage: new UsageStore(database),
+    usage: new UsageStore(database, (error) => log.warn('usage count flush failed; retrying', { error })),
     entities: new EntityStore(database),
     observations,
     idempotency: new IdempotencyStore(database),
@@ -165,6 +165,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
       await Promise.all([shutdownGrpc(grpcServer, config.shutdownGraceMs), httpClosed]);
       clearTimeout(force);
       await ctx.pool.close();
+      await ctx.usage.close().catch((error) => ctx.log.error('usage counts lost at stop', { error }));
       await ctx.database.close();
     })());
   return { ...built, httpPort, grpcPort, stop };

@@ -1,12 +1,14 @@
 /** Storage of entities, their axes and relations. Every query is scoped by account. */
 import { sql } from 'kysely';
+import { jsonArrayFrom as postgresJsonArrayFrom } from 'kysely/helpers/postgres';
+import { jsonArrayFrom as sqliteJsonArrayFrom } from 'kysely/helpers/sqlite';
 import type { Database, Queryable } from '../store/database';
 import { preparedQuery } from '../store/prepared';
 import type { Frequency } from './frequency';
 import type { EntitiesTable } from '../store/schema';
 
 type EntityRow = EntitiesTable;
-type AxisRow = { entity: string; name: string; unit: string; kind: string };
+type AxisRow = { name: string; unit: string; kind: string };
 type ParentRow = { child: string; parent: string };
 
 function groupBy<T>(items: readonly T[], key: (t: T) => string): Map<string, T[]> {
@@ -48,19 +50,34 @@ export interface RelationRecord {
 }
 
 export class EntityStore {
-  /** The single-entity read is on the hot path of most calls: prepared once (store/prepared.ts). */
+  /** The single-entity read is on the hot path of most calls: one prepared statement (store/prepared.ts). */
   private readonly one;
 
   constructor(readonly database: Database) {
     const db = database.db;
-    const row = preparedQuery<{ account: string; entity: string }, EntityRow>(db, (p) => db.selectFrom('entities').selectAll().where('account_id', '=', p.account).where('entity', '=', p.entity));
-    const axes = preparedQuery<{ account: string; entity: string }, AxisRow>(db, (p) =>
-      db.selectFrom('axes').select(['entity', 'name', 'unit', 'kind']).where('account_id', '=', p.account).where('entity', '=', p.entity).orderBy('name'),
+    // The row with its axes and parents as JSON arrays: one statement, so one snapshot and one round trip.
+    const jsonArrayFrom = database.dialect === 'sqlite' ? sqliteJsonArrayFrom : postgresJsonArrayFrom;
+    this.one = preparedQuery<{ account: string; entity: string }, EntityRow & { axes: unknown; parents: unknown }>(db, (p) =>
+      db
+        .selectFrom('entities as e')
+        .selectAll('e')
+        .select((eb) => [
+          jsonArrayFrom(
+            eb.selectFrom('axes as a').select(['a.name', 'a.unit', 'a.kind']).whereRef('a.account_id', '=', 'e.account_id').whereRef('a.entity', '=', 'e.entity').orderBy('a.name'),
+          ).as('axes'),
+          jsonArrayFrom(
+            eb
+              .selectFrom('relations as r')
+              .select('r.parent')
+              .whereRef('r.account_id', '=', 'e.account_id')
+              .whereRef('r.child', '=', 'e.entity')
+              .where('r.kind', '=', 'contains')
+              .orderBy('r.parent'),
+          ).as('parents'),
+        ])
+        .where('e.account_id', '=', p.account)
+        .where('e.entity', '=', p.entity),
     );
-    const parents = preparedQuery<{ account: string; entity: string }, ParentRow>(db, (p) =>
-      db.selectFrom('relations').select(['child', 'parent']).where('account_id', '=', p.account).where('child', '=', p.entity).where('kind', '=', 'contains').orderBy('parent'),
-    );
-    this.one = { row, axes, parents };
   }
 
   /** One entity with axes and parents, or undefined. Inside a transaction, reads through it. */
@@ -69,9 +86,9 @@ export class EntityStore {
       const rows = await q.selectFrom('entities').selectAll().where('account_id', '=', accountId).where('entity', '=', entity).execute();
       return (await this.hydrate(q, accountId, rows))[0];
     }
-    const params = { account: accountId, entity };
-    const [rows, axes, parents] = await this.database.read([this.one.row(params), this.one.axes(params), this.one.parents(params)]);
-    return rows.length === 0 ? undefined : toRecord(rows[0] as EntityRow, axes as AxisRow[], parents as ParentRow[]);
+    const [rows] = await this.database.read([this.one({ account: accountId, entity })]);
+    const row = rows[0] as (EntityRow & { axes: unknown; parents: unknown }) | undefined;
+    return row && toRecord(row, jsonRows<AxisRow>(row.axes), jsonRows<ParentRow>(row.parents));
   }
 
   /** Entities of the account after `after` (exclusive), ascending, at most `limit`. */
@@ -197,6 +214,11 @@ export class EntityStore {
       return Number(res.numDeletedRows) > 0;
     });
   }
+}
+
+/** A JSON-array column: text on SQLite, already parsed on PostgreSQL. */
+function jsonRows<T>(value: unknown): T[] {
+  return (typeof value === 'string' ? JSON.parse(value) : value ?? []) as T[];
 }
 
 function toRecord(row: EntityRow, axes: readonly { name: string; unit: string; kind: string }[], parents: readonly { parent: string }[]): EntityRecord {

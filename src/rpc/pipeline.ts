@@ -123,8 +123,8 @@ export class Pipeline {
     run: (ctx: CallContext) => Promise<unknown>,
     requestBytes: () => Promise<Buffer | undefined>,
   ): Promise<CallOutcome<unknown>> {
-    const started = process.hrtime.bigint();
     const { clock, log } = this.deps;
+    const started = log.enabled('debug') ? process.hrtime.bigint() : 0n;
     const requestId = newId('req', clock);
     const headers: Record<string, string> = { 'request-id': requestId, 'api-version': API_VERSION };
     // An AbortController per call is measurable on hot paths: make one only when a deadline can
@@ -143,7 +143,9 @@ export class Pipeline {
         return abort?.signal ?? incoming.signal ?? NEVER_ABORTED;
       },
       deadline: incoming.deadline,
-      peer: incoming.peer,
+      get peer() {
+        return incoming.peer;
+      },
       principal: undefined,
       header: (name) => incoming.header(name),
       setHeader: (name, value) => {
@@ -198,6 +200,7 @@ export class Pipeline {
   }
 
   private access(entry: MethodEntry, ctx: CallContext, outcome: string, started: bigint): void {
+    if (started === 0n) return; // debug logging is off
     this.deps.log.debug('call', {
       requestId: ctx.requestId,
       protocol: ctx.protocol,

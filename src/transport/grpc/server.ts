@@ -24,6 +24,8 @@ export function createGrpcServer(pipeline: Pipeline, options: GrpcServerOptions)
   const server = new grpc.Server({
     'grpc.max_receive_message_length': options.maxMessageBytes,
     'grpc.max_send_message_length': options.maxMessageBytes,
+    // Channelz (per-call statistics for the channelz service) is not served here: skip its bookkeeping.
+    'grpc.enable_channelz': 0,
   });
   const byService = new Map<string, MethodEntry[]>();
   for (const entry of pipeline.methods.values()) {
@@ -93,17 +95,26 @@ function toMetadata(headers: Record<string, string>): grpc.Metadata {
 function incomingOf(call: grpc.ServerUnaryCall<unknown, unknown> | grpc.ServerReadableStream<unknown, unknown>): IncomingCall {
   const deadline = call.getDeadline();
   const ms = deadline instanceof Date ? deadline.getTime() : Number(deadline);
-  const abort = new AbortController();
-  call.on('cancelled', () => abort.abort());
+  let abort: AbortController | undefined;
   return {
     protocol: 'grpc',
     header: (name) => {
       const v = call.metadata.get(name)[0];
       return v === undefined ? undefined : String(v);
     },
-    peer: call.getPeer(),
+    // Lazy, like the signal: most calls never look at them.
+    get peer() {
+      return call.getPeer();
+    },
     deadline: Number.isFinite(ms) ? ms : undefined,
-    signal: abort.signal,
+    get signal() {
+      if (!abort) {
+        const controller = (abort = new AbortController());
+        if (call.cancelled) controller.abort();
+        else call.on('cancelled', () => controller.abort());
+      }
+      return abort.signal;
+    },
   };
 }
 
