@@ -15,6 +15,7 @@ import http from 'node:http';
 import * as grpc from '@grpc/grpc-js';
 import { QueryRequest } from '../gen/forecast/v1/oracle_service.pb';
 import { closedLoop, grpcCaller, printTable, type LoadResult } from './load';
+import { SERVER_NODE_FLAGS } from '../src/server-flags';
 
 const ENTITIES = 40;
 
@@ -69,7 +70,7 @@ async function openLoop(name: string, fire: () => Promise<boolean>, rate: number
 }
 
 async function runOracleBench(): Promise<void> {
-  const child: ChildProcess = spawn(process.execPath, [join(__dirname, 'transport-servers.js'), 'oracle', String(ENTITIES)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child: ChildProcess = spawn(process.execPath, [...SERVER_NODE_FLAGS, join(__dirname, 'transport-servers.js'), 'oracle', String(ENTITIES)], { stdio: ['ignore', 'pipe', 'inherit'] });
   const info = JSON.parse(await new Promise<string>((resolve) => createInterface({ input: child.stdout! }).once('line', resolve)));
   const agent = new http.Agent({ keepAlive: true, maxSockets: 32 });
   const post = restPost(info.http, info.key, agent);

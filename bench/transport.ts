@@ -14,13 +14,14 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { closedLoop, grpcCaller, httpGetter, printTable, type LoadResult } from './load';
 import { GetEntityRequest } from '../gen/forecast/v1/entity_service.pb';
+import { SERVER_NODE_FLAGS } from '../src/server-flags';
 
 
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
 
 async function spawnServer(kind: string, bytesFile?: string): Promise<{ child: ChildProcess; info: any }> {
-  const child = spawn(process.execPath, [join(__dirname, 'transport-servers.js'), kind, ...(bytesFile ? [bytesFile] : [])], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, join(__dirname, 'transport-servers.js'), kind, ...(bytesFile ? [bytesFile] : [])], { stdio: ['ignore', 'pipe', 'inherit'] });
   const line = await new Promise<string>((resolve, reject) => {
     createInterface({ input: child.stdout! }).once('line', resolve);
     child.once('exit', (code) => reject(new Error(`${kind} server exited with ${code}`)));

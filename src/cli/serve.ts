@@ -43,11 +43,16 @@ export async function serveCommand(args: ParsedArgs, config: Config): Promise<nu
     }
   }
   process.stdout.write(out.join('\n') + '\n');
+  // A repeated signal (Ctrl-C reaches both `bin/forecast.js` and this process, which it forwards
+  // to) must not cut the drain short: the first one starts it, later ones are ignored.
+  let draining = false;
   const shutdown = (signal: string) => {
+    if (draining) return;
+    draining = true;
     process.stdout.write(`${signal}: draining in-flight calls…\n`);
     service.stop().then(() => process.exit(0));
   };
-  process.once('SIGTERM', () => shutdown('SIGTERM'));
-  process.once('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
   return 0;
 }
