@@ -92,30 +92,42 @@ function toMetadata(headers: Record<string, string>): grpc.Metadata {
   return md;
 }
 
-function incomingOf(call: grpc.ServerUnaryCall<unknown, unknown> | grpc.ServerReadableStream<unknown, unknown>): IncomingCall {
-  const deadline = call.getDeadline();
-  const ms = deadline instanceof Date ? deadline.getTime() : Number(deadline);
-  let abort: AbortController | undefined;
-  return {
-    protocol: 'grpc',
-    header: (name) => {
-      const v = call.metadata.get(name)[0];
-      return v === undefined ? undefined : String(v);
-    },
-    // Lazy, like the signal: most calls never look at them.
-    get peer() {
-      return call.getPeer();
-    },
-    deadline: Number.isFinite(ms) ? ms : undefined,
-    get signal() {
-      if (!abort) {
-        const controller = (abort = new AbortController());
-        if (call.cancelled) controller.abort();
-        else call.on('cancelled', () => controller.abort());
-      }
-      return abort.signal;
-    },
-  };
+function incomingOf(call: GrpcCall): IncomingCall {
+  return new GrpcIncoming(call);
+}
+
+type GrpcCall = grpc.ServerUnaryCall<unknown, unknown> | grpc.ServerReadableStream<unknown, unknown>;
+
+/** The gRPC side of a call. A class so its lazy accessors live on a shared prototype (see `Context` in pipeline.ts). */
+class GrpcIncoming implements IncomingCall {
+  readonly protocol = 'grpc';
+  readonly deadline: number | undefined;
+  private abort: AbortController | undefined;
+
+  constructor(private readonly call: GrpcCall) {
+    const deadline = call.getDeadline();
+    const ms = deadline instanceof Date ? deadline.getTime() : Number(deadline);
+    this.deadline = Number.isFinite(ms) ? ms : undefined;
+  }
+
+  header(name: string): string | undefined {
+    const v = this.call.metadata.get(name)[0];
+    return v === undefined ? undefined : String(v);
+  }
+
+  // Lazy, like the signal: most calls never look at them.
+  get peer(): string {
+    return this.call.getPeer();
+  }
+
+  get signal(): AbortSignal {
+    if (!this.abort) {
+      const controller = (this.abort = new AbortController());
+      if (this.call.cancelled) controller.abort();
+      else this.call.on('cancelled', () => controller.abort());
+    }
+    return this.abort.signal;
+  }
 }
 
 /** Bind to host:port (0 = any free port); resolves the bound port. */

@@ -143,27 +143,41 @@ async function* decodeLines(route: Route, lines: readonly string[]): AsyncGenera
 }
 
 function incomingOf(req: IncomingMessage, res: ServerResponse): IncomingCall {
-  const timeout = parseGrpcTimeout(req.headers['grpc-timeout']);
-  let abort: AbortController | undefined;
-  return {
-    protocol: 'rest',
-    header: (name) => {
-      const v = req.headers[name];
-      return Array.isArray(v) ? v[0] : v;
-    },
-    peer: req.socket.remoteAddress ?? '',
-    deadline: timeout === undefined ? undefined : Date.now() + timeout,
-    // Made on first use: most calls never look at it.
-    get signal() {
-      if (!abort) {
-        const controller = (abort = new AbortController());
-        res.on('close', () => {
-          if (!res.writableFinished) controller.abort();
-        });
-      }
-      return abort.signal;
-    },
-  };
+  return new RestIncoming(req, res);
+}
+
+/** The HTTP side of a call. A class so its lazy signal lives on a shared prototype (see `Context` in rpc/pipeline.ts). */
+class RestIncoming implements IncomingCall {
+  readonly protocol = 'rest';
+  readonly peer: string;
+  readonly deadline: number | undefined;
+  private abort: AbortController | undefined;
+
+  constructor(
+    private readonly req: IncomingMessage,
+    private readonly res: ServerResponse,
+  ) {
+    const timeout = parseGrpcTimeout(req.headers['grpc-timeout']);
+    this.peer = req.socket.remoteAddress ?? '';
+    this.deadline = timeout === undefined ? undefined : Date.now() + timeout;
+  }
+
+  header(name: string): string | undefined {
+    const v = this.req.headers[name];
+    return Array.isArray(v) ? v[0] : v;
+  }
+
+  // Made on first use: most calls never look at it.
+  get signal(): AbortSignal {
+    if (!this.abort) {
+      const controller = (this.abort = new AbortController());
+      const res = this.res;
+      res.on('close', () => {
+        if (!res.writableFinished) controller.abort();
+      });
+    }
+    return this.abort.signal;
+  }
 }
 
 /** `Grpc-Timeout` (as grpc-gateway accepts it): digits + unit H/M/S/m/u/n. */
