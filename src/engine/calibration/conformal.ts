@@ -9,6 +9,8 @@
  *   e/s, and the conformal quantile of |e/s| at the target level gives one factor c by which
  *   every step's spread around its mean is multiplied (horizon growth comes from the model; the
  *   level comes from the data). Works with the few origins a per-query backtest affords.
+ *   Used also when the coverage test does not reject (`refine`), then shrunk harder, so that
+ *   intervals can narrow as well as widen (see `planCalibration`).
  * - `conformal`: per horizon step, the empirical distribution of the errors added to the mean
  *   (classic split conformal), when every step has at least `perStepMin` errors.
  */
@@ -32,6 +34,11 @@ export interface CalibrationOptions {
    * (n = backtest errors). Default `DEFAULT_SHRINK`; 0 = none.
    */
   readonly shrink?: number;
+  /**
+   * Shrinkage of a within-tolerance factor (`refine`), in origins: weight o / (o + k) on the data
+   * (o = backtest origins). Default `DEFAULT_REFINE_SHRINK`; `Infinity` = never refine.
+   */
+  readonly refineShrink?: number;
   /** Bounds on the scale factor; default [0.5, 4] (why: a handful of origins must not explode or collapse intervals). */
   readonly factorBounds?: readonly [number, number];
 }
@@ -39,6 +46,8 @@ export interface CalibrationOptions {
 /** What `planCalibration` decided. */
 export interface CalibrationPlan {
   readonly method: 'none' | 'conformal-scaled' | 'conformal';
+  /** True when the coverage test did not reject and the factor only refines the intervals. */
+  readonly refined?: boolean;
   /** Spread factor for `conformal-scaled` (1 otherwise). */
   readonly factor: number;
   /** Backtest coverage of the parametric intervals, and the number of errors it rests on. */
@@ -56,6 +65,28 @@ export interface CalibrationPlan {
  * M4 weekly MSIS 18.16 (no shrinkage) → 17.73 (30); M4 hourly 8.75 → 8.64; 100 was worse on hourly.
  */
 export const DEFAULT_SHRINK = 30;
+
+/**
+ * Default `refineShrink`: with 3 origins the within-tolerance factor moves half-way (in logs)
+ * to what the backtest says. Why refine at all: with a few dozen errors the coverage test can
+ * never reject over-coverage (at 39 errors its tolerance, ±0.07, reaches past 100%), so too-wide
+ * intervals were never narrowed, and MSIS is smallest near nominal coverage. Why shrink by
+ * origins, not errors: the errors of one origin are strongly correlated (one forecast path), so
+ * the evidence grows with origins. Measured with `forecast evaluate`, 95%, default 3 origins
+ * (before → after): M4 weekly `autoreg-raw` MSIS 17.76 → 15.29, coverage 96.3% → 95.2%; M4
+ * hourly `autoreg` 5.66 → 5.70 (93.6% → 93.4%); M3 `auto` 11.50 → 11.47 (0.919 → 0.918).
+ * k = 2: 15.18 / 5.72 / 11.48; k = 4.5: 15.52 / 5.69 / 11.47; k = 6: 15.75 / 5.68 / 11.47.
+ */
+export const DEFAULT_REFINE_SHRINK = 3;
+
+/**
+ * Fewest errors for a within-tolerance refinement at `level`: (1 + level) / (1 − level), 39 at
+ * 95%. Why: below that the conformal quantile ceil((n + 1)·level) is the largest error itself,
+ * too noisy a basis for narrowing (M3 quarterly, 24 errors per backtest: MSIS 9.56 → 9.79 if refined).
+ */
+export function refineMinErrors(level: number): number {
+  return Math.ceil((1 + level) / (1 - level) - 1e-9);
+}
 
 /** Conformal quantile: the ceil((n + 1)·level)-th smallest value (capped at the largest). */
 export function conformalQuantile(values: ArrayLike<number>, level: number): number {
@@ -90,18 +121,23 @@ export function planCalibration(bt: BacktestResult, options: CalibrationOptions 
   const base = { coverageBefore, errors: n, factor: 1 };
   if (n < minErrors) return { ...base, method: 'none', reason: `only ${n} backtest errors` };
   const tolerance = 2 * Math.sqrt((level * (1 - level)) / n);
-  if (!options.force && Math.abs(coverageBefore - level) <= tolerance) {
+  const within = !options.force && Math.abs(coverageBefore - level) <= tolerance;
+  const refineShrink = options.refineShrink ?? DEFAULT_REFINE_SHRINK;
+  if (within && (n < refineMinErrors(level) || !Number.isFinite(refineShrink))) {
     return { ...base, method: 'none', reason: 'parametric intervals within tolerance' };
   }
-  if (perStep.every((e) => e.length >= perStepMin)) {
+  if (!within && perStep.every((e) => e.length >= perStepMin)) {
     return { ...base, method: 'conformal', stepErrors: perStep.map((e) => Float64Array.from(e)), reason: 'per-step split conformal' };
   }
   const target = normalQuantile(0.5 + level / 2);
   const q = conformalQuantile(z, level);
   const raw = Number.isFinite(q) && q > 0 ? q / target : hi;
-  const shrink = options.shrink ?? DEFAULT_SHRINK;
-  const factor = Math.min(hi, Math.max(lo, Math.exp((n / (n + shrink)) * Math.log(raw))));
-  return { ...base, method: 'conformal-scaled', factor, reason: `backtest coverage ${coverageBefore.toFixed(3)} vs ${level}` };
+  const origins = bt.origins.length;
+  // weight on the data: n / (n + shrink) after a rejected test, origins / (origins + k) when refining
+  const weight = within ? origins / (origins + refineShrink) : n / (n + (options.shrink ?? DEFAULT_SHRINK));
+  const factor = Math.min(hi, Math.max(lo, Math.exp(weight * Math.log(raw))));
+  const reason = `backtest coverage ${coverageBefore.toFixed(3)} vs ${level}${within ? ' (within tolerance: refined)' : ''}`;
+  return { ...base, method: 'conformal-scaled', factor, ...(within ? { refined: true } : {}), reason };
 }
 
 /** A step whose spread around its mean is multiplied by `factor`. */

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { forecastSeries, InsufficientDataError, InvalidSeriesError, UnknownModelError } from '../../../src/engine/index';
+import { AUTO_EXTRA_PERIOD_MODEL, AUTO_MODEL, AUTO_MULTI_SEASONAL_MODEL } from '../../../src/engine/registry';
 import { Rng } from '../../../src/engine/rng';
 
 function seasonal(n: number, seed: number): Float64Array {
@@ -62,7 +63,7 @@ test('edge cases give finite forecasts: constant, zeros, missing values, huge va
   }
 });
 
-test('auto routes by series shape: intermittent → Croston family, several periods → MSTL, extra period → @P', () => {
+test('auto routes by series shape: intermittent → Croston family, several periods → AR in logs, extra period → AR pair', () => {
   const rng = new Rng(3);
   const sparse = Array.from({ length: 80 }, () => (rng.uniform() < 0.6 ? 0 : 1 + rng.int(5)));
   const r1 = forecastSeries(sparse, { period: 1, kind: 'count' }, { horizon: 5 });
@@ -72,11 +73,20 @@ test('auto routes by series shape: intermittent → Croston family, several peri
   }
   const hourly = Array.from({ length: 24 * 7 * 4 }, (_, t) => 50 + 10 * Math.sin((2 * Math.PI * t) / 24) + 5 * Math.sin((2 * Math.PI * t) / 168) + rng.normal());
   const r2 = forecastSeries(hourly, { period: 24, periods: [24, 168] }, { horizon: 24, confidence: false });
-  assert.match(r2.requestedModel, /^mstl/);
+  assert.equal(r2.requestedModel, AUTO_MULTI_SEASONAL_MODEL);
+  assert.match(r2.model, /AR\(1,2,3,23,24,25,167,168,169\)\[log\]/);
   const weekly = Array.from({ length: 52 * 4 }, (_, t) => 100 + 20 * Math.sin((2 * Math.PI * t) / 52) + rng.normal());
   const r3 = forecastSeries(weekly, { period: 1, periods: [52] }, { horizon: 13, confidence: false });
-  assert.match(r3.requestedModel, /@52/);
+  assert.equal(r3.requestedModel, AUTO_EXTRA_PERIOD_MODEL);
   assert.ok(Math.abs(r3.distribution.mean[0] - weekly[weekly.length - 52]) < 8, 'the annual cycle is used');
+  // under 3 years: still the AR pair, on short lags only
+  const short = weekly.slice(-100);
+  const r4 = forecastSeries(short, { period: 1, periods: [52] }, { horizon: 13, confidence: false });
+  assert.equal(r4.requestedModel, AUTO_EXTRA_PERIOD_MODEL);
+  assert.match(r4.model, /AR\(1,2,3\)/);
+  // no declared cycle: the default combination
+  const r5 = forecastSeries(short, { period: 1 }, { horizon: 13, confidence: false });
+  assert.equal(r5.requestedModel, AUTO_MODEL);
 });
 
 test('calibration is recorded: method, factor and interval method agree', () => {

@@ -1,0 +1,116 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { InsufficientDataError } from '../../../src/engine/errors';
+import { autoreg } from '../../../src/engine/models/autoreg/index';
+import { arPsi, fitSubsetAr } from '../../../src/engine/models/autoreg/fit';
+import { autoregLags } from '../../../src/engine/models/autoreg/lags';
+import { Rng } from '../../../src/engine/rng';
+
+interface GoldenCase {
+  name: string;
+  y: number[];
+  period: number;
+  periods: number[];
+  lags: number[];
+  log: boolean;
+  difference: boolean;
+  h: number;
+  intercept: number;
+  phi: number[];
+  sigma: number;
+  forecast: number[];
+}
+
+const golden = JSON.parse(fs.readFileSync(path.resolve('test/fixtures/r/autoreg-lm.json'), 'utf8')) as { cases: GoldenCase[] };
+
+function close(a: number, b: number, rel: number, what: string): void {
+  assert.ok(Math.abs(a - b) <= rel * Math.max(1, Math.abs(b)), `${what}: ${a} vs R ${b}`);
+}
+
+test('autoreg matches R lm() on the lag matrix: coefficients, sigma, recursive forecasts', () => {
+  for (const c of golden.cases) {
+    const fit = autoreg.fit(c.y, { period: c.period, periods: c.periods }, {
+      transform: c.log ? 'log' : 'none',
+      difference: c.difference,
+      window: 1e9,
+    });
+    assert.deepEqual(fit.params.lags, c.lags, c.name);
+    const phi = fit.params.phi as number[];
+    c.phi.forEach((v, j) => close(phi[j], v, 1e-7, `${c.name} phi[${j}]`));
+    close(fit.params.intercept as number, c.intercept, 1e-7, `${c.name} intercept`);
+    close(fit.params.sigma as number, c.sigma, 1e-7, `${c.name} sigma`);
+    const f = fit.forecast(c.h);
+    c.forecast.forEach((v, k) => close(f.mean[k], v, 1e-7, `${c.name} forecast[${k}]`));
+  }
+});
+
+test('default lags: 1..3 and p−1, p, p+1 per period; trimmed on short series', () => {
+  assert.deepEqual(autoregLags([24, 168], 900), [1, 2, 3, 23, 24, 25, 167, 168, 169]);
+  assert.deepEqual(autoregLags([52], 520), [1, 2, 3, 51, 52, 53]);
+  assert.deepEqual(autoregLags([], 50), [1, 2, 3]);
+  assert.deepEqual(autoregLags([24, 168], 180), [1, 2, 3, 23, 24, 25]);
+  assert.deepEqual(autoregLags([], 100, { lags: [5, 1, 5] }), [1, 5]);
+});
+
+test('psi weights of an AR(1) are powers of phi', () => {
+  const rng = new Rng(4);
+  const x = new Float64Array(400);
+  for (let t = 1; t < x.length; t++) x[t] = 0.6 * x[t - 1] + rng.normal();
+  const fit = fitSubsetAr(x, new Uint8Array(x.length).fill(1), [1], 0)!;
+  const psi = arPsi(fit, 5);
+  for (let s = 0; s < 5; s++) assert.ok(Math.abs(psi[s] - fit.phi[0] ** s) < 1e-12);
+});
+
+/** Hourly-like positive series: daily and weekly cycles, noise. */
+function hourly(n: number, seed = 1): number[] {
+  const rng = new Rng(seed);
+  return Array.from({ length: n }, (_, t) => 100 + 10 * Math.sin((2 * Math.PI * t) / 24) + 5 * Math.cos((2 * Math.PI * t) / 168) + rng.normal());
+}
+
+test('autoreg forecasts two cycles, quantiles are monotone, output is deterministic', () => {
+  const y = hourly(24 * 7 * 5 + 48);
+  const train = y.slice(0, -48);
+  const info = { period: 24, periods: [24, 168] };
+  const f = autoreg.fit(train, info).forecast(48);
+  const mae = y.slice(-48).reduce((s, v, k) => s + Math.abs(v - f.mean[k]), 0) / 48;
+  assert.ok(mae < 2, `MAE ${mae}`);
+  for (const s of f.steps) {
+    let prev = -Infinity;
+    for (const p of [0.01, 0.05, 0.25, 0.5, 0.75, 0.95, 0.99]) {
+      const q = s.quantile(p);
+      assert.ok(q >= prev, 'quantiles non-decreasing');
+      assert.ok(Math.abs(s.cdf(q) - p) < 1e-9, 'cdf inverts quantile');
+      prev = q;
+    }
+  }
+  const again = autoreg.fit(train, info).forecast(48);
+  assert.deepEqual(Array.from(again.mean), Array.from(f.mean));
+  assert.deepEqual(f.samplePaths(5, 3), again.samplePaths(5, 3));
+  assert.notDeepEqual(f.samplePaths(5, 3), f.samplePaths(5, 4));
+});
+
+test('edge cases: short, gaps, trailing gaps, constant, negatives, explosive growth', () => {
+  assert.throws(() => autoreg.fit([1, 2, 3, 4, 5], { period: 1 }), InsufficientDataError);
+  const finite = (label: string, y: number[], h = 12, period = 12): void => {
+    const fit = autoreg.fit(y, { period });
+    const f = fit.forecast(h);
+    assert.equal(f.mean.length, h, label);
+    for (const s of f.steps) {
+      for (const p of [0.025, 0.5, 0.975]) assert.ok(Number.isFinite(s.quantile(p)), `${label}: ${fit.model} ${fit.warnings}`);
+    }
+  };
+  finite('short', [3, 5, 4, 6, 5, 7, 6, 8, 7, 9, 8, 10], 4, 1);
+  const gappy = hourly(300).map((v, t) => (t % 17 === 5 ? NaN : v));
+  finite('gaps', gappy, 24, 24);
+  const trailing = [...hourly(300), NaN, NaN];
+  const ft = autoreg.fit(trailing, { period: 24 });
+  assert.equal(ft.forecast(10).mean.length, 10);
+  const flat = autoreg.fit(new Array(60).fill(7), { period: 12 });
+  const ff = flat.forecast(5);
+  for (const s of ff.steps) assert.equal(s.quantile(0.975), 7);
+  const neg = autoreg.fit(hourly(300).map((v) => v - 100), { period: 24 }, { transform: 'log' });
+  assert.ok(neg.warnings.some((w) => w.includes('log transform skipped')));
+  finite('explosive', Array.from({ length: 80 }, (_, t) => 1.1 ** t), 24, 1);
+});
