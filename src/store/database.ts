@@ -37,6 +37,8 @@ export async function openDatabase(url: string): Promise<Database> {
   let db: Kysely<Schema>;
   let dialect: DialectName;
   let reader: import('better-sqlite3').Database | undefined;
+  // Statements run on the SQLite writer connection so far (see `readSynchronously`).
+  let writerStatements = 0;
   if (url.startsWith('sqlite:')) {
     const path = url.slice('sqlite:'.length);
     // Loaded lazily so a PostgreSQL deployment needs no native SQLite build.
@@ -48,7 +50,7 @@ export async function openDatabase(url: string): Promise<Database> {
     sqlite.pragma('foreign_keys = ON');
     sqlite.pragma('busy_timeout = 5000');
     sqlite.pragma('synchronous = NORMAL');
-    db = new Kysely<Schema>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+    db = new Kysely<Schema>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite, () => writerStatements++) }) });
     dialect = 'sqlite';
     // An in-memory database is private to its connection: reads share the writer there.
     if (path !== ':memory:') {
@@ -72,7 +74,7 @@ export async function openDatabase(url: string): Promise<Database> {
     await db.destroy();
     throw new Error(`database migration failed${failed ? ` at ${failed.migrationName}` : ''}: ${String(error)}`);
   }
-  const read = reader ? readSynchronously(reader) : (queries: readonly CompiledQuery[]) => readInTransaction(db, queries);
+  const read = reader ? readSynchronously(reader, () => writerStatements) : (queries: readonly CompiledQuery[]) => readInTransaction(db, queries);
   return {
     db,
     dialect,
@@ -91,25 +93,41 @@ const READ_CACHE_SIZE = 4096;
 /**
  * `Database.read` on a SQLite read connection: one deferred transaction, so one snapshot.
  * Single-query results are cached by SQL text and parameters for as long as the database is
- * unchanged: SQLite's `PRAGMA data_version` on this connection changes whenever any other
- * connection — this process's writer, the CLI, another process — commits, and this connection
- * never writes. So a hit returns exactly what the query would return now (why: the statement
- * costs 4–10 µs, mostly the WAL read lock; the check costs 2 µs, and hot reads — the API key, the
- * entity — repeat on every call). Cached rows are shared: callers must not mutate them.
+ * unchanged (why: the statement costs 4–10 µs, mostly the WAL read lock, and the hot reads —
+ * the API key, the entity — repeat on every call). Unchanged means both:
+ * - no statement ran on this process's writer connection since (`writerStatements`, counted as
+ *   each is prepared, which is synchronous with running it): our own writes are seen at once,
+ *   even within the same turn of the event loop, and a read during an open write transaction
+ *   is refetched after it;
+ * - SQLite's `PRAGMA data_version` on this connection, which changes whenever any other
+ *   connection (another process: the CLI, a second server) commits, is unchanged. It costs a
+ *   lock round trip, so it is read once per turn of the event loop: another process's commit is
+ *   seen from the next turn, as if the read had come a moment earlier.
+ * Cached rows are shared: callers must not mutate them.
  */
-function readSynchronously(reader: import('better-sqlite3').Database): Database['read'] {
+function readSynchronously(reader: import('better-sqlite3').Database, writerStatements: () => number): Database['read'] {
   const runAll = reader.transaction((queries: readonly CompiledQuery[]) => queries.map((q) => reader.prepare(q.sql).all(...(q.parameters as unknown[]))));
   const dataVersion = reader.prepare('PRAGMA data_version').pluck();
   let version: unknown;
+  let writes = -1;
+  let checkedThisTurn = false;
   const cache = new Map<string, unknown[]>();
   return async (queries) => {
     if (queries.length !== 1) return runAll(queries);
-    const q = queries[0];
-    const now = dataVersion.get();
-    if (now !== version) {
-      cache.clear();
-      version = now;
+    if (!checkedThisTurn) {
+      checkedThisTurn = true;
+      setImmediate(() => (checkedThisTurn = false));
+      const now = dataVersion.get();
+      if (now !== version) {
+        cache.clear();
+        version = now;
+      }
     }
+    if (writerStatements() !== writes) {
+      cache.clear();
+      writes = writerStatements();
+    }
+    const q = queries[0];
     const key = q.parameters.length === 0 ? q.sql : `${q.sql}\u0000${JSON.stringify(q.parameters)}`;
     let rows = cache.get(key);
     if (!rows) {
@@ -140,12 +158,13 @@ const STATEMENT_CACHE_SIZE = 256;
  * oldest evicted). Safe because better-sqlite3 runs each statement to completion synchronously
  * and the driver never streams (`iterate`) through our queries.
  */
-function withStatementCache(sqlite: import('better-sqlite3').Database): import('better-sqlite3').Database {
+function withStatementCache(sqlite: import('better-sqlite3').Database, onPrepare?: () => void): import('better-sqlite3').Database {
   const cache = new Map<string, import('better-sqlite3').Statement>();
   return new Proxy(sqlite, {
     get(target, prop) {
       if (prop === 'prepare') {
         return (sql: string) => {
+          onPrepare?.();
           let stmt = cache.get(sql);
           if (stmt) {
             cache.delete(sql); // re-insert: most recently used last

@@ -1,7 +1,7 @@
 /**
- * `Database.read`: hot reads on SQLite's read connection see every commit at once — this
- * process's writer, another connection (the operator CLI), several queries on one snapshot —
- * even though single-query results are cached between commits.
+ * `Database.read`: hot reads on SQLite's read connection see this process's commits at once and
+ * another connection's (the operator CLI's) from the next turn of the event loop, and several
+ * queries share one snapshot — even though single-query results are cached between commits.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -30,11 +30,14 @@ test('cached reads follow every commit, from this process or another connection'
     await database.transaction((trx) => sql`UPDATE t SET v = 10 WHERE k = 'a'`.execute(trx));
     assert.equal(await value('a'), 10, "this process's writer commit is seen at once");
 
+    const nextTurn = () => new Promise((r) => setImmediate(r));
     const other = new BetterSqlite3(file); // as the operator CLI would open it
     other.prepare(`UPDATE t SET v = 20 WHERE k = 'a'`).run();
-    assert.equal(await value('a'), 20, "another connection's commit is seen at once");
+    await nextTurn();
+    assert.equal(await value('a'), 20, "another connection's commit is seen from the next turn");
     other.prepare(`DELETE FROM t WHERE k = 'b'`).run();
     other.close();
+    await nextTurn();
     assert.equal(await value('b'), undefined);
 
     // An open write transaction is invisible to reads until it commits.
