@@ -36,6 +36,7 @@ export interface CreatedKey {
 }
 
 export class AccountStore {
+  private readonly keysFound = new WeakMap<object, { account: AccountRow; key: KeyRow }>();
   /** Every authenticated call runs this: prepared once (see store/prepared.ts). */
   private readonly keyByHash;
 
@@ -118,10 +119,13 @@ export class AccountStore {
   async findByKeyHash(hash: string): Promise<{ account: AccountRow; key: KeyRow } | undefined> {
     const [row] = await this.keyByHash({ hash });
     if (!row) return undefined;
-    return {
-      account: { id: row.account_id, email: row.email, tier: row.tier as Tier, createTime: Number(row.account_create_time) },
-      key: toKeyRow(row),
-    };
+    // Rows of prepared reads are cached and shared while the database is unchanged: convert each once.
+    let found = this.keysFound.get(row);
+    if (!found) {
+      found = { account: { id: row.account_id, email: row.email, tier: row.tier as Tier, createTime: Number(row.account_create_time) }, key: toKeyRow(row) };
+      this.keysFound.set(row, found);
+    }
+    return found;
   }
 
   /** One key of the account, or undefined. */

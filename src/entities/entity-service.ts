@@ -28,6 +28,15 @@ export interface EntityServiceDeps {
 
 /** The wire form of an entity. */
 export function toEntityMessage(e: EntityRecord): Entity {
+  let message = entityMessages.get(e);
+  if (!message) entityMessages.set(e, (message = buildEntityMessage(e)));
+  return message;
+}
+
+/** Messages already built for a record (records of the hot read are shared while unchanged); treat as read-only. */
+const entityMessages = new WeakMap<EntityRecord, Entity>();
+
+function buildEntityMessage(e: EntityRecord): Entity {
   return {
     entity: e.entity,
     type: e.type,

@@ -52,6 +52,8 @@ export interface RelationRecord {
 export class EntityStore {
   /** The single-entity read is on the hot path of most calls: one prepared statement (store/prepared.ts). */
   private readonly one;
+  /** Records already built from (cached, shared) rows of `one`: a hit costs no parsing. */
+  private readonly records = new WeakMap<object, EntityRecord>();
 
   constructor(readonly database: Database) {
     const db = database.db;
@@ -88,7 +90,10 @@ export class EntityStore {
     }
     const [rows] = await this.database.read([this.one({ account: accountId, entity })]);
     const row = rows[0] as (EntityRow & { axes: unknown; parents: unknown }) | undefined;
-    return row && toRecord(row, jsonRows<AxisRow>(row.axes), jsonRows<ParentRow>(row.parents));
+    if (!row) return undefined;
+    let record = this.records.get(row);
+    if (!record) this.records.set(row, (record = toRecord(row, jsonRows<AxisRow>(row.axes), jsonRows<ParentRow>(row.parents))));
+    return record;
   }
 
   /** Entities of the account after `after` (exclusive), ascending, at most `limit`. */
