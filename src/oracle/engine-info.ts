@@ -11,6 +11,10 @@ export const ENGINE_INFO = { name: 'forecast-engine', version: '1.0.0', runtime:
  */
 export function seasonalInfo(entity: EntityRecord): SeriesInfo {
   const period = entity.seasonLength;
+  // Weekly data: a year is 52.18 weeks, not a whole number of steps, so the yearly cycle is an
+  // extra period rather than the base season — as the M4 competition declares weekly data, and
+  // as `forecast evaluate` gives it to the engine, whose weekly `auto` was measured that way.
+  if (entity.frequency === 'P1W' && period === 52) return { period: 1, periods: [52] };
   const longer: Record<string, number> = { PT1H: 168, P1D: 365 };
   const periods = new Set<number>();
   if (period > 1) periods.add(period);
