@@ -3,10 +3,13 @@
  * process, so the load generator does not share an event loop with the server):
  *   service  — the real service (fresh SQLite, one account, one entity); prints its ports and key
  *   express  — a bare Express handler returning fixed bytes (body and headers)
+ *   node     — a bare node:http handler returning fixed bytes (the gateway serves API calls on
+ *              node:http, so this is the stricter baseline for REST)
  *   grpc     — a bare grpc-js handler returning fixed bytes (message, metadata and trailers)
  */
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { createServer } from 'node:http';
 import { join } from 'node:path';
 import express from 'express';
 import * as grpc from '@grpc/grpc-js';
@@ -62,6 +65,16 @@ async function main(): Promise<void> {
       res.set(headers).send(json);
     });
     const server = app.listen(0, '127.0.0.1', () => {
+      process.stdout.write(JSON.stringify({ http: (server.address() as { port: number }).port }) + '\n');
+    });
+  } else if (kind === 'node') {
+    const { json, headers } = JSON.parse(readFileSync(bytesFile, 'utf8')) as { json: string; headers: Record<string, string> };
+    const body = Buffer.from(json);
+    const server = createServer((_req, res) => {
+      res.writeHead(200, { ...headers, 'content-length': body.length });
+      res.end(body);
+    });
+    server.listen(0, '127.0.0.1', () => {
       process.stdout.write(JSON.stringify({ http: (server.address() as { port: number }).port }) + '\n');
     });
   } else if (kind === 'grpc') {

@@ -82,6 +82,9 @@ async function runTransportBench(): Promise<LoadResult[]> {
   const bareHttp = await spawnServer('express', bytesFile);
   results.push(await closedLoop('REST  bare Express, same bytes', httpGetter(`http://127.0.0.1:${bareHttp.info.http}/v1/entities/store:berlin`, auth, CONCURRENCY), opts));
   await stop(bareHttp.child);
+  const bareNode = await spawnServer('node', bytesFile);
+  results.push(await closedLoop('REST  bare node:http, same bytes', httpGetter(`http://127.0.0.1:${bareNode.info.http}/v1/entities/store:berlin`, auth, CONCURRENCY), opts));
+  await stop(bareNode.child);
   const bareGrpc = await spawnServer('grpc', bytesFile);
   const bareCaller = grpcCaller(`127.0.0.1:${bareGrpc.info.grpc}`, '/forecast.v1.EntityService/GetEntity', request, auth);
   results.push(await closedLoop('gRPC  bare grpc-js, same bytes', bareCaller.fire, opts));
@@ -90,8 +93,11 @@ async function runTransportBench(): Promise<LoadResult[]> {
 
   console.log(`\nTransport: GetEntity, ${CONCURRENCY} concurrent clients, ${SECONDS} s per server, response ${json.length} B JSON / ${protoBytes.length} B protobuf`);
   printTable(results);
-  const [restSvc, grpcSvc, restBare, grpcBare] = results;
-  console.log(`ratio REST/bare Express: ${(restSvc.rps / restBare.rps).toFixed(2)}   ratio gRPC/bare grpc-js: ${(grpcSvc.rps / grpcBare.rps).toFixed(2)}   (target ≥ 0.70)`);
+  const [restSvc, grpcSvc, restBare, restNode, grpcBare] = results;
+  console.log(
+    `ratio REST/bare Express: ${(restSvc.rps / restBare.rps).toFixed(2)}   ratio gRPC/bare grpc-js: ${(grpcSvc.rps / grpcBare.rps).toFixed(2)}   (target ≥ 0.70)` +
+      `   REST/bare node:http: ${(restSvc.rps / restNode.rps).toFixed(2)}`,
+  );
   return results;
 }
 
