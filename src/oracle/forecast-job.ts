@@ -38,5 +38,9 @@ export interface ForecastJobError {
   readonly need?: number;
 }
 
-export type WorkerRequest = { readonly id: number; readonly job: ForecastJob };
+/**
+ * A job, or a warm-up: a throw-away forecast that gets the engine's hot loops compiled before the
+ * first real job reaches this worker (answered with a bare `{ id }`, nothing cached).
+ */
+export type WorkerRequest = { readonly id: number; readonly job: ForecastJob } | { readonly id: number; readonly warmup: true };
 export type WorkerReply = { readonly id: number; readonly result?: ForecastJobResult; readonly error?: ForecastJobError };

@@ -94,8 +94,11 @@ export class ForecastPool {
   }
 
   private dispatch(job: ForecastJob): Promise<ForecastJobResult> {
+    const fresh = this.slots === undefined;
     this.slots ??= Array.from({ length: Math.max(1, this.size) }, () => this.spawn());
     const slot = this.slots[hash(job.fitKey) % this.slots.length];
+    // the other fresh workers warm up (see forecast-worker.ts) while this one takes the job
+    if (fresh) for (const other of this.slots) if (other !== slot) other.worker.postMessage({ id: 0, warmup: true });
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       slot.pending.set(id, { resolve, reject });

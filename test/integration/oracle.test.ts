@@ -9,6 +9,7 @@ import { OracleServiceClient, type QueryRequest } from '../../gen/forecast/v1/or
 import { forecastSeries } from '../../src/engine/index';
 import { Rng } from '../../src/engine/rng';
 import { seasonalInfo } from '../../src/oracle/engine-info';
+import { ForecastPool } from '../../src/oracle/forecast-pool';
 import { summarise } from '../../src/oracle/summary';
 import { startTestService, type TestService } from '../helpers/service';
 import { grpcCall, rest, type Outcome } from '../helpers/dual';
@@ -179,4 +180,24 @@ test('a repeated query does no fitting; an ingest refits exactly the affected se
   const outcomes = await Promise.all(Array.from({ length: 10 }, (_, i) => query(i % 2 ? 'grpc' : 'rest', { entity: 'store:wild', axes: ['price'], horizon: 9 })));
   assert.ok(outcomes.every((o) => o.code === 'ok'));
   assert.equal(pool.stats.fits, before + 1, '10 concurrent identical cold queries fit once');
+});
+
+test('a fresh pool warms its idle workers up and answers every job as the engine does', async () => {
+  const pool = new ForecastPool(2);
+  try {
+    const rng = new Rng(8);
+    const jobs = Array.from({ length: 4 }, (_, k) => {
+      const series = Float64Array.from({ length: 90 }, (_, i) => 50 + k + [0, 3, 6, 3, 0, -5, -8][i % 7] + rng.normal());
+      return { fitKey: `warm-${k}`, series, info: { period: 7 }, horizon: 3, seed: 0, model: 'auto', levels: [0.5] };
+    });
+    const results = await Promise.all(jobs.map((j) => pool.run(j)));
+    for (const [k, j] of jobs.entries()) {
+      const direct = forecastSeries(j.series, j.info, { horizon: 3, seed: 0, model: 'auto' });
+      assert.equal(results[k].summary.mean, summarise(direct.distribution, 3, undefined, [0.5], 'continuous').mean);
+      assert.equal(results[k].model, direct.model);
+    }
+    assert.equal(pool.stats.fits, 4);
+  } finally {
+    await pool.close();
+  }
 });

@@ -29,15 +29,24 @@ export interface NelderMeadResult {
   converged: boolean;
 }
 
-/** Minimise `f` from `x0`. Non-finite objective values are treated as +Infinity. */
+/**
+ * Minimise `f` from `x0`. Non-finite objective values are treated as +Infinity.
+ * `f` is called with scratch buffers that are reused between calls (why: one optimiser run makes
+ * hundreds of trials and allocating each showed up as garbage-collection time in the ETS fits), so
+ * it must not keep a reference to its argument.
+ */
 export function nelderMead(
   f: (x: Float64Array) => number,
   x0: ArrayLike<number>,
   options: NelderMeadOptions = {},
 ): NelderMeadResult {
   const n = x0.length;
-  const lower = Float64Array.from({ length: n }, (_, i) => options.lower?.[i] ?? -Infinity);
-  const upper = Float64Array.from({ length: n }, (_, i) => options.upper?.[i] ?? Infinity);
+  const lower = new Float64Array(n);
+  const upper = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    lower[i] = options.lower?.[i] ?? -Infinity;
+    upper[i] = options.upper?.[i] ?? Infinity;
+  }
   const maxEval = options.maxEvaluations ?? 200 * n + 200;
   const tol = options.tolerance ?? 1e-8;
   const alpha = 1;
@@ -46,9 +55,8 @@ export function nelderMead(
   const sigma = n > 2 ? 1 - 1 / n : 0.5;
 
   let evaluations = 0;
-  const clamp = (x: Float64Array): Float64Array => {
+  const clamp = (x: Float64Array): void => {
     for (let i = 0; i < n; i++) x[i] = Math.min(upper[i], Math.max(lower[i], x[i]));
-    return x;
   };
   const evaluate = (x: Float64Array): number => {
     evaluations++;
@@ -56,33 +64,48 @@ export function nelderMead(
     return Number.isFinite(v) ? v : Infinity;
   };
 
-  const simplex: Float64Array[] = [];
-  const values: number[] = [];
-  const start = clamp(Float64Array.from(x0));
-  simplex.push(start);
-  values.push(evaluate(start));
+  // vertex k is simplex[k*n .. k*n+n); `vertex` copies one out for evaluation
+  const simplex = new Float64Array((n + 1) * n);
+  const values = new Float64Array(n + 1);
+  const vertex = new Float64Array(n);
+  const load = (k: number): Float64Array => {
+    for (let i = 0; i < n; i++) vertex[i] = simplex[k * n + i];
+    return vertex;
+  };
+  const store = (k: number, x: Float64Array, v: number): void => {
+    simplex.set(x, k * n);
+    values[k] = v;
+  };
+  for (let i = 0; i < n; i++) vertex[i] = x0[i];
+  clamp(vertex);
+  const start = Float64Array.from(vertex);
+  store(0, vertex, evaluate(vertex));
   for (let i = 0; i < n; i++) {
-    const p = Float64Array.from(start);
+    vertex.set(start);
     let h = options.step?.[i] ?? (Math.abs(start[i]) > 1e-4 ? 0.1 * Math.abs(start[i]) : 0.05);
-    if (p[i] + h > upper[i]) h = -h; // step inward when the start sits on an upper bound
-    p[i] += h;
-    clamp(p);
-    if (p[i] === start[i]) p[i] = Math.max(lower[i], start[i] - Math.abs(h));
-    simplex.push(p);
-    values.push(evaluate(p));
+    if (vertex[i] + h > upper[i]) h = -h; // step inward when the start sits on an upper bound
+    vertex[i] += h;
+    clamp(vertex);
+    if (vertex[i] === start[i]) vertex[i] = Math.max(lower[i], start[i] - Math.abs(h));
+    store(i + 1, vertex, evaluate(vertex));
   }
 
-  const order = Array.from({ length: n + 1 }, (_, i) => i);
+  const order = new Int32Array(n + 1);
+  for (let k = 0; k <= n; k++) order[k] = k;
   const centroid = new Float64Array(n);
-  const trial = (from: Float64Array, towards: Float64Array, coef: number): Float64Array => {
-    const p = new Float64Array(n);
-    for (let i = 0; i < n; i++) p[i] = from[i] + coef * (towards[i] - from[i]);
-    return clamp(p);
+  const xr = new Float64Array(n);
+  const xe = new Float64Array(n);
+  const xc = new Float64Array(n);
+  /** out = from + coef (towards − from), clamped; `towards` is vertex `k` or the point `p`. */
+  const trial = (out: Float64Array, from: Float64Array, k: number, p: Float64Array | null, coef: number): Float64Array => {
+    for (let i = 0; i < n; i++) out[i] = from[i] + coef * ((p ? p[i] : simplex[k * n + i]) - from[i]);
+    clamp(out);
+    return out;
   };
 
   let converged = false;
   while (evaluations < maxEval) {
-    order.sort((a, b) => values[a] - values[b] || a - b);
+    sortOrder(order, values);
     const best = order[0];
     const worst = order[n];
     const secondWorst = order[n - 1];
@@ -93,46 +116,51 @@ export function nelderMead(
     }
     centroid.fill(0);
     for (let k = 0; k < n; k++) {
-      const p = simplex[order[k]];
-      for (let i = 0; i < n; i++) centroid[i] += p[i] / n;
+      const base = order[k] * n;
+      for (let i = 0; i < n; i++) centroid[i] += simplex[base + i] / n;
     }
     // reflection: centroid + alpha (centroid - worst)
-    const xr = trial(centroid, simplex[worst], -alpha);
-    const fr = evaluate(xr);
+    const fr = evaluate(trial(xr, centroid, worst, null, -alpha));
     if (fr < values[best]) {
-      const xe = trial(centroid, simplex[worst], -alpha * gamma);
-      const fe = evaluate(xe);
-      if (fe < fr) {
-        simplex[worst] = xe;
-        values[worst] = fe;
-      } else {
-        simplex[worst] = xr;
-        values[worst] = fr;
-      }
+      const fe = evaluate(trial(xe, centroid, worst, null, -alpha * gamma));
+      if (fe < fr) store(worst, xe, fe);
+      else store(worst, xr, fr);
       continue;
     }
     if (fr < values[secondWorst]) {
-      simplex[worst] = xr;
-      values[worst] = fr;
+      store(worst, xr, fr);
       continue;
     }
     // contraction (outside if the reflection improved on the worst, else inside)
     const outside = fr < values[worst];
-    const xc = outside ? trial(centroid, xr, rho) : trial(centroid, simplex[worst], rho);
-    const fc = evaluate(xc);
+    const fc = evaluate(outside ? trial(xc, centroid, 0, xr, rho) : trial(xc, centroid, worst, null, rho));
     if (fc < Math.min(fr, values[worst])) {
-      simplex[worst] = xc;
-      values[worst] = fc;
+      store(worst, xc, fc);
       continue;
     }
     // shrink towards the best
+    const bestPoint = load(best); // `vertex` is not written again during the shrink
     for (let k = 1; k <= n; k++) {
       const idx = order[k];
-      simplex[idx] = trial(simplex[best], simplex[idx], sigma);
-      values[idx] = evaluate(simplex[idx]);
+      trial(xc, bestPoint, idx, null, sigma);
+      store(idx, xc, evaluate(xc));
     }
   }
   let bestIdx = 0;
   for (let k = 1; k <= n; k++) if (values[k] < values[bestIdx]) bestIdx = k;
-  return { x: simplex[bestIdx], value: values[bestIdx], evaluations, converged };
+  return { x: Float64Array.from(load(bestIdx)), value: values[bestIdx], evaluations, converged };
+}
+
+/** Sort vertex indices by value, ties (and +Infinity) by index: insertion sort, n is small. */
+function sortOrder(order: Int32Array, values: Float64Array): void {
+  for (let a = 1; a < order.length; a++) {
+    const k = order[a];
+    const v = values[k];
+    let b = a - 1;
+    while (b >= 0 && (values[order[b]] > v || (values[order[b]] === v && order[b] > k))) {
+      order[b + 1] = order[b];
+      b--;
+    }
+    order[b + 1] = k;
+  }
 }

@@ -5,6 +5,7 @@
  */
 import { checkParams, type Bounds, type ParamFlags } from './admissible';
 import { initState } from './init-state';
+import { likelihoodFor } from './likelihood';
 import { runEts, type Kernel } from './recursion';
 import { code, specName, type EtsSpec } from './spec';
 
@@ -46,6 +47,8 @@ export interface EtsFit {
   residuals: Float64Array;
   /** Objective evaluations used by the optimiser. */
   evaluations: number;
+  /** The optimum in search coordinates (`EtsProblem` layout): a warm start for refits. */
+  x: Float64Array;
 }
 
 /** One model's likelihood problem in search coordinates, ready for an optimiser. */
@@ -164,7 +167,11 @@ export function buildProblem(
   const off = flags.hasTrend ? 2 : 1;
   const full = new Float64Array(nstate + (hasSeason ? 1 : 0));
   const ring = new Float64Array(Math.max(m, 1));
-  const k: Kernel = { m, error: code(spec.error), trend: code(spec.trend), season: code(spec.season), alpha, beta, gamma, phi };
+  let logSum = 0;
+  for (let i = 0; i < y.length; i++) if (y[i] === y[i]) logSum += Math.log(Math.abs(y[i]));
+  const gm = Math.exp(logSum / nobs); // geometric mean of |y|
+  const k: Kernel = { m, error: code(spec.error), trend: code(spec.trend), season: code(spec.season), alpha, beta, gamma, phi, scale: spec.error === 'M' && gm > 0 && gm < Infinity ? gm : 1 };
+  const likelihood = likelihoodFor(k.error, k.trend, k.season);
   const fillState = (x: ArrayLike<number>): boolean => {
     let sum = 0;
     for (let i = 0; i < nstate; i++) {
@@ -189,7 +196,7 @@ export function buildProblem(
     setSmooth(x);
     if (!checkParams(k.alpha, k.beta, k.gamma, k.phi, m, flags, free, bounds)) return Infinity;
     if (!fillState(x)) return Infinity;
-    let lik = runEts(y, full, k, ring);
+    let lik = likelihood(y, full, k, ring);
     if (lik !== lik) return Infinity;
     if (lik < -1e10) lik = -1e10; // R: avoid perfect fits
     return lik;
@@ -252,6 +259,7 @@ export function buildProblem(
       fitted,
       residuals,
       evaluations,
+      x: Float64Array.from(x),
     };
   };
   return { spec, nSmooth, alphaFree: free.alpha, seasonStart: hasSeason ? nSmooth + off : np, npar: np + 1, nobs, x0, lower: lowerAll, upper: upperAll, steps, objective, finish };

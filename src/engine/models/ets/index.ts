@@ -11,13 +11,14 @@
  */
 import { InsufficientDataError, InvalidSeriesError } from '../../errors';
 import type { Fitted, ModelFamily, Params, SeriesInfo, Series } from '../../types';
-import type { EtsFit } from './fit-model';
+import { buildProblem, type EtsFit, type FixedParams } from './fit-model';
 import { etsForecast } from './forecast';
 import { fitHoltWinters, type HwFit } from './hw-fallback';
+import { refineFrom, WARM_EVALUATIONS, type FitControl } from './optimise';
 import { resolveOptions, type EtsOptions } from './options';
 import { candidates, selectEts } from './select';
 import type { SimModel } from './simulate';
-import { code, rNpars, type EtsPattern } from './spec';
+import { code, rNpars, specName, type EtsPattern, type EtsSpec } from './spec';
 
 export type { EtsOptions } from './options';
 
@@ -52,6 +53,8 @@ function fillGaps(y: Float64Array): Float64Array {
 
 interface Built {
   name: string;
+  /** Likelihood optimum in search coordinates (absent for least-squares and constant fits). */
+  x?: Float64Array;
   sim: SimModel;
   params: Record<string, Params[string]>;
   fitted: Float64Array;
@@ -73,6 +76,7 @@ function fromEts(f: EtsFit): Built {
     sim: { lastState: f.lastState, m: f.m, error: code(f.spec.error), trend: code(f.spec.trend), season: code(f.spec.season), alpha: f.alpha, beta: f.beta, gamma: f.gamma, phi: f.phi, sigma2: f.sigma2 },
     params,
     fitted: f.fitted,
+    x: f.x,
     loglik: f.loglik,
     aic: f.aic,
     aicc: f.aicc,
@@ -118,7 +122,17 @@ function constantFit(ys: Float64Array, value: number): Built {
   };
 }
 
-function fitEts(y: Series, info: SeriesInfo, options?: EtsOptions): Fitted {
+/** A likelihood optimum of model `name` (search coordinates), the start of a refit. */
+interface WarmStart {
+  name: string;
+  x: Float64Array;
+}
+
+/**
+ * `warm`: the optimum of the same single model on nearly the same data (a refit at a backtest
+ * origin); used as the start of one short optimiser run instead of R's cold start.
+ */
+function fitEts(y: Series, info: SeriesInfo, options?: EtsOptions, warm?: WarmStart): Fitted {
   const o = resolveOptions(options);
   const period = info.period;
   if (!Number.isInteger(period) || period < 1) throw new InvalidSeriesError(`ets: period must be an integer >= 1, got ${period}`);
@@ -160,7 +174,8 @@ function fitEts(y: Series, info: SeriesInfo, options?: EtsOptions): Fitted {
     } else {
       const specs = candidates(pattern, { allowMultiplicativeTrend: o.allowMultiplicativeTrend, additiveOnly: o.additiveOnly, restrict: o.restrict, positive });
       const control = { bounds: o.bounds, maxEvaluations: o.maxEvaluations, tolerance: Math.sqrt(2.220446049250313e-16), restarts: 3 };
-      const { best } = selectEts(ys, fillGaps(ys), period, specs, o.fixed, control, o.ic, !o.exhaustive);
+      const filled = fillGaps(ys);
+      const best = (warm && specs.length === 1 ? warmFit(ys, filled, period, specs[0], o.fixed, control, warm) : null) ?? selectEts(ys, filled, period, specs, o.fixed, control, o.ic, !o.exhaustive).best;
       if (best) built = fromEts(best);
       else {
         warnings.push('no ETS model could be fitted by likelihood: least-squares SES/Holt used');
@@ -184,7 +199,7 @@ function fitEts(y: Series, info: SeriesInfo, options?: EtsOptions): Fitted {
     fitted,
     warnings,
     forecast: (h: number) => etsForecast(name, sim, h, settings),
-    refit: refitFamily(name, options),
+    refit: refitFamily(name, options, built.x ? { name, x: built.x } : undefined),
   };
 }
 
@@ -192,7 +207,7 @@ function fitEts(y: Series, info: SeriesInfo, options?: EtsOptions): Fitted {
  * The chosen structure as a family: `ETS(A,Ad,M)` → error A, damped additive trend, season M,
  * refitted with the caller's other options. Used by backtests, which assess the chosen model.
  */
-function refitFamily(name: string, options: EtsOptions | undefined): ModelFamily<EtsOptions> {
+function refitFamily(name: string, options: EtsOptions | undefined, warm: WarmStart | undefined): ModelFamily<EtsOptions> {
   const m = /^ETS\(([AM]),([NAM])(d?),([NAM])\)$/.exec(name);
   const structure: EtsOptions = m
     ? { error: m[1] as 'A' | 'M', trend: m[2] as 'N' | 'A' | 'M', damped: m[3] === 'd', season: m[4] as 'N' | 'A' | 'M' }
@@ -201,8 +216,19 @@ function refitFamily(name: string, options: EtsOptions | undefined): ModelFamily
   return {
     name: `ets:${name}`,
     minObservations: () => MIN_OBS,
-    fit: (y, info, more) => fitEts(y, info, { ...rest, ...more, ...structure }),
+    fit: (y, info, more) => fitEts(y, info, { ...rest, ...more, ...structure }, warm),
   };
+}
+
+/**
+ * `spec` fitted by a short run from `warm` (see `refineFrom`); null when that start does not apply
+ * (another model, e.g. seasonality dropped on a short prefix, or a start outside the bounds).
+ */
+function warmFit(y: Float64Array, filled: Float64Array, period: number, spec: EtsSpec, fixed: FixedParams, control: FitControl, warm: WarmStart): EtsFit | null {
+  if (specName(spec) !== warm.name) return null;
+  const p = buildProblem(y, filled, period, spec, fixed, control.bounds);
+  const r = p ? refineFrom(p, warm.x, Math.min(WARM_EVALUATIONS, control.maxEvaluations), control.tolerance) : null;
+  return p && r ? p.finish(r.x, r.evaluations) : null;
 }
 
 /** The ETS model family (R `forecast::ets`). */

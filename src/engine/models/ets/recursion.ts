@@ -28,6 +28,12 @@ export interface Kernel {
   beta: number;
   gamma: number;
   phi: number;
+  /**
+   * Typical size of the one-step forecasts, e.g. the geometric mean of |y| (default 1). Only the
+   * multiplicative-error likelihood uses it: Σ log|f_t| is taken as n·log(scale) + log Π |f_t|/scale,
+   * one logarithm per evaluation (see `runEts`).
+   */
+  scale?: number;
 }
 
 /** Optional outputs of `runEts` (all preallocated by the caller, length n except `finalState`). */
@@ -49,6 +55,7 @@ export function runEts(
   k: Kernel,
   ring: Float64Array,
   out?: KernelOutputs,
+  exact = false,
 ): number {
   const n = y.length;
   const { error, trend, season, alpha, beta, gamma, phi } = k;
@@ -62,9 +69,15 @@ export function runEts(
   const fitted = out?.fitted;
   const residuals = out?.residuals;
   const mult = error === MULT;
+  const scale = k.scale ?? 1;
+  const invScale = 1 / scale;
   let sse = 0;
   let sumLog = 0;
-  let prod = 1; // running product of |f|, folded into sumLog before it over/underflows (one log per many steps)
+  // Running product of |f|/scale for Σ log|f| (R takes one log per step). Why not R's way: a log
+  // per step, or even a range check per step, costs about as much as the rest of the step. So the
+  // product runs unchecked; if it leaves (1e-300, 1e300) the pass is redone `exact`ly, folding
+  // the product into sumLog whenever it leaves (1e-100, 1e100).
+  let prod = 1;
   let nobs = 0;
   let idx = 0;
   for (let i = 0; i < n; i++) {
@@ -92,11 +105,13 @@ export function runEts(
       if (residuals) residuals[i] = e;
       sse += e * e;
       if (mult) {
-        prod *= f < 0 ? -f : f;
-        if (prod > 1e100 || prod < 1e-100) {
-          sumLog += Math.log(prod);
-          prod = 1;
-        }
+        if (exact) {
+          prod *= f < 0 ? -f : f;
+          if (prod > 1e100 || prod < 1e-100) {
+            sumLog += Math.log(prod);
+            prod = 1;
+          }
+        } else prod *= (f < 0 ? -f : f) * invScale;
       }
       nobs++;
     } else if (residuals) residuals[i] = NaN;
@@ -106,12 +121,18 @@ export function runEts(
     else if (season === NONE) p = yi;
     else if (season === ADD) p = yi - sOld;
     else p = Math.abs(sOld) < TOL ? HUGEN : yi / sOld;
+    // Why not R's formulas verbatim: R updates b from r = l_new - l_old, which puts the slope
+    // behind the new level in one long chain of dependent operations per step. With d = p - q,
+    // R's l_new = q + alpha d and, for an additive trend, its
+    // b_new = phib + (beta/alpha)(l_new - l_old - phib) = phib + beta d exactly (q = l_old + phib):
+    // the same recursion, rounded differently, with a shorter chain. The fast kernels of
+    // `likelihood.ts` use this form too and must match this loop bit for bit.
+    const d = p - q;
     const oldl = l;
-    l = q + alpha * (p - q);
-    if (trend > NONE) {
-      let r: number;
-      if (trend === ADD) r = l - oldl;
-      else r = Math.abs(oldl) < TOL ? HUGEN : l / oldl;
+    l = q + alpha * d;
+    if (trend === ADD) b = phib + beta * d;
+    else if (trend === MULT) {
+      const r = Math.abs(oldl) < TOL ? HUGEN : l / oldl;
       b = phib + betaOverAlpha * (r - phib);
     }
     if (season > NONE) {
@@ -132,9 +153,10 @@ export function runEts(
       for (let j = 0; j < m; j++) fs[off + j] = ring[(((idx - 1 - j) % m) + m) % m];
     }
   }
-  let lik = nobs * Math.log(sse);
-  if (mult) lik += 2 * (sumLog + Math.log(prod));
-  return lik;
+  const lik = nobs * Math.log(sse);
+  if (!mult) return lik;
+  if (exact) return lik + 2 * (sumLog + Math.log(prod));
+  return prod > 1e-300 && prod < 1e300 ? lik + 2 * (Math.log(prod) + nobs * Math.log(scale)) : runEts(y, x0, k, ring, out, true);
 }
 
 /**
