@@ -37,7 +37,7 @@ export async function openDatabase(url: string): Promise<Database> {
   let db: Kysely<Schema>;
   let dialect: DialectName;
   let reader: import('better-sqlite3').Database | undefined;
-  // Statements run on the SQLite writer connection so far (see `readSynchronously`).
+  // Statements on the SQLite writer connection that may have changed what cached reads return (see `readSynchronously`).
   let writerStatements = 0;
   if (url.startsWith('sqlite:')) {
     const path = url.slice('sqlite:'.length);
@@ -50,7 +50,8 @@ export async function openDatabase(url: string): Promise<Database> {
     sqlite.pragma('foreign_keys = ON');
     sqlite.pragma('busy_timeout = 5000');
     sqlite.pragma('synchronous = NORMAL');
-    db = new Kysely<Schema>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite, () => writerStatements++) }) });
+    const writes = writeTracker(() => writerStatements++);
+    db = new Kysely<Schema>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite, writes) }) });
     dialect = 'sqlite';
     // An in-memory database is private to its connection: reads share the writer there.
     if (path !== ':memory:') {
@@ -87,6 +88,42 @@ export async function openDatabase(url: string): Promise<Database> {
   };
 }
 
+/**
+ * Tables no cached read depends on (no prepared read selects them, and none cascades into a table
+ * one does): audit records, usage counts, idempotency entries, sign-ups, secrets. Writes to them
+ * leave the read cache alone — why: every oracle query writes its record, and a write-heavy
+ * load would otherwise empty the cache on every call.
+ */
+const UNCACHED_TABLES = new Set(['queries', 'usage', 'idempotency', 'signups', 'server_secrets']);
+
+const WRITE_TARGET = /^\s*(?:insert\s+(?:or\s+\w+\s+)?into|replace\s+into|update(?:\s+or\s+\w+)?|delete\s+from)\s+"?(\w+)"?/i;
+const READ_ONLY = /^\s*(?:select|begin|savepoint)\b/i;
+const TRANSACTION_END = /^\s*(?:commit|end|rollback|release)\b/i;
+
+/**
+ * Given each SQL text prepared on the writer connection, calls `changed()` when the statement may
+ * change what a cached read returns: any write, DDL or pragma — except writes to
+ * `UNCACHED_TABLES` — and the end of a transaction that made such a change (its writes were
+ * counted when prepared, before they were committed: a read in between refetched the old rows).
+ * Preparing is synchronous with running the statement in kysely's driver, so nothing reads in
+ * between.
+ */
+function writeTracker(changed: () => void): (sql: string) => void {
+  let dirtyTransaction = false;
+  return (sql) => {
+    if (READ_ONLY.test(sql)) return;
+    if (TRANSACTION_END.test(sql)) {
+      if (dirtyTransaction) changed();
+      dirtyTransaction = false;
+      return;
+    }
+    const target = WRITE_TARGET.exec(sql);
+    if (target && UNCACHED_TABLES.has(target[1].toLowerCase())) return;
+    dirtyTransaction = true;
+    changed();
+  };
+}
+
 /** Most single-query results `readSynchronously` keeps (each a few rows: keys, entities, revisions). */
 const READ_CACHE_SIZE = 4096;
 
@@ -95,10 +132,10 @@ const READ_CACHE_SIZE = 4096;
  * Single-query results are cached by SQL text and parameters for as long as the database is
  * unchanged (why: the statement costs 4–10 µs, mostly the WAL read lock, and the hot reads —
  * the API key, the entity — repeat on every call). Unchanged means both:
- * - no statement ran on this process's writer connection since (`writerStatements`, counted as
- *   each is prepared, which is synchronous with running it): our own writes are seen at once,
- *   even within the same turn of the event loop, and a read during an open write transaction
- *   is refetched after it;
+ * - no statement that may change them ran on this process's writer connection since
+ *   (`writerStatements`, see `writeTracker`): our own writes are seen at once, even within the
+ *   same turn of the event loop, and a read during an open write transaction is refetched
+ *   after it;
  * - SQLite's `PRAGMA data_version` on this connection, which changes whenever any other
  *   connection (another process: the CLI, a second server) commits, is unchanged. It costs a
  *   lock round trip, so it is read once per turn of the event loop: another process's commit is
@@ -158,13 +195,13 @@ const STATEMENT_CACHE_SIZE = 256;
  * oldest evicted). Safe because better-sqlite3 runs each statement to completion synchronously
  * and the driver never streams (`iterate`) through our queries.
  */
-function withStatementCache(sqlite: import('better-sqlite3').Database, onPrepare?: () => void): import('better-sqlite3').Database {
+function withStatementCache(sqlite: import('better-sqlite3').Database, onPrepare?: (sql: string) => void): import('better-sqlite3').Database {
   const cache = new Map<string, import('better-sqlite3').Statement>();
   return new Proxy(sqlite, {
     get(target, prop) {
       if (prop === 'prepare') {
         return (sql: string) => {
-          onPrepare?.();
+          onPrepare?.(sql);
           let stmt = cache.get(sql);
           if (stmt) {
             cache.delete(sql); // re-insert: most recently used last
