@@ -3,13 +3,35 @@
  * fitted results by fit key, so the same series and spec are fitted once. Jobs are routed to
  * workers by fit key, so a series always meets its own cache.
  */
-import { parentPort } from 'node:worker_threads';
+import { readlinkSync } from 'node:fs';
+import { setPriority } from 'node:os';
+import { isMainThread, parentPort } from 'node:worker_threads';
 import { forecastSeries, InsufficientDataError, type ForecastResult } from '../engine/index';
 import { Rng } from '../engine/rng';
 import type { WorkerReply, WorkerRequest } from './forecast-job';
 import { summarise } from './summary';
 
 const CACHE_SIZE = 512;
+
+/** Nice value of a fitting thread: below the event loop, which must stay responsive. */
+export const WORKER_NICE = 10;
+
+/**
+ * Run this thread at a lower CPU priority than the event loop. Why: the pool has one worker per
+ * core, so a burst of cold queries keeps every core busy fitting, and the kernel then shares
+ * them evenly with the event loop — health checks and warm queries waited tens of milliseconds
+ * for a core. On Linux a thread's id (from /proc/thread-self) can be given its own priority;
+ * elsewhere, or without permission, this does nothing.
+ */
+function lowerPriority(): void {
+  try {
+    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
+    if (Number.isInteger(tid) && tid > 0) setPriority(tid, WORKER_NICE);
+  } catch {
+    // not Linux, or not allowed: the thread keeps the default priority
+  }
+}
+if (!isMainThread) lowerPriority();
 const cache = new Map<string, ForecastResult>();
 
 /**
