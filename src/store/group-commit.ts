@@ -1,7 +1,9 @@
 /**
- * Group commit: writes requested during the same turn of the event loop are flushed together
- * (one transaction, multi-row statements), and each caller's promise settles only after its
- * batch is committed, so durability is unchanged while the per-write cost is shared.
+ * Group commit: a write starts a flush at once (at the end of the current microtask queue) when
+ * none is running; writes requested while a flush runs are flushed together after it (one
+ * transaction, multi-row statements). Each caller's promise settles only after its batch is
+ * committed, so durability is unchanged while the per-write cost is shared under load, and a
+ * lone write does not wait for the next turn of the event loop.
  */
 export class GroupCommit<T> {
   private queue: { item: T; resolve: () => void; reject: (err: unknown) => void }[] = [];
@@ -19,13 +21,13 @@ export class GroupCommit<T> {
       this.queue.push({ item, resolve, reject });
       if (!this.scheduled) {
         this.scheduled = true;
-        setImmediate(() => void this.run());
+        queueMicrotask(() => void this.run());
       }
     });
   }
 
   private async run(): Promise<void> {
-    this.scheduled = false;
+    // `scheduled` stays set until the queue is empty: writes that arrive meanwhile join the next batch of this loop.
     while (this.queue.length > 0) {
       const batch = this.queue.splice(0, this.maxBatch);
       try {
@@ -35,5 +37,6 @@ export class GroupCommit<T> {
         for (const b of batch) b.reject(err);
       }
     }
+    this.scheduled = false;
   }
 }
