@@ -39,16 +39,24 @@ export interface QueryRecord {
   readonly output: unknown;
 }
 
+/** Rows per INSERT statement (10 parameters each, well under SQLite's and PostgreSQL's limits). */
+const INSERT_CHUNK = 50;
+
 export class QueryStore {
   /** Records of concurrent queries are committed together (each still before its response). */
   private readonly writer: GroupCommit<QueriesTable>;
 
   constructor(private readonly database: Database) {
-    this.writer = new GroupCommit((rows) =>
-      this.database.transaction(async (trx) => {
-        for (let i = 0; i < rows.length; i += 50) await trx.insertInto('queries').values(rows.slice(i, i + 50)).execute();
-      }),
-    );
+    this.writer = new GroupCommit(async (rows) => {
+      // One multi-row INSERT is atomic on its own: no transaction round trips for the usual small batch.
+      if (rows.length <= INSERT_CHUNK) {
+        await this.database.db.insertInto('queries').values(rows).execute();
+        return;
+      }
+      await this.database.transaction(async (trx) => {
+        for (let i = 0; i < rows.length; i += INSERT_CHUNK) await trx.insertInto('queries').values(rows.slice(i, i + INSERT_CHUNK)).execute();
+      });
+    });
   }
 
   /** Record a query; resolves with the output digest once the record is committed. */
