@@ -39,6 +39,7 @@ export async function openDatabase(url: string): Promise<Database> {
   let reader: import('better-sqlite3').Database | undefined;
   // Statements on the SQLite writer connection that may have changed what cached reads return (see `readSynchronously`).
   let writerStatements = 0;
+  let writerVersion: (() => unknown) | undefined;
   if (url.startsWith('sqlite:')) {
     const path = url.slice('sqlite:'.length);
     // Loaded lazily so a PostgreSQL deployment needs no native SQLite build.
@@ -51,6 +52,9 @@ export async function openDatabase(url: string): Promise<Database> {
     sqlite.pragma('busy_timeout = 5000');
     sqlite.pragma('synchronous = NORMAL');
     const writes = writeTracker(() => writerStatements++);
+    // Asked of the raw connection (not through the statement cache, which would count it as a write).
+    const version = sqlite.prepare('PRAGMA data_version').pluck();
+    writerVersion = () => version.get();
     db = new Kysely<Schema>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite, writes) }) });
     dialect = 'sqlite';
     // An in-memory database is private to its connection: reads share the writer there.
@@ -75,7 +79,7 @@ export async function openDatabase(url: string): Promise<Database> {
     await db.destroy();
     throw new Error(`database migration failed${failed ? ` at ${failed.migrationName}` : ''}: ${String(error)}`);
   }
-  const read = reader ? readSynchronously(reader, () => writerStatements) : (queries: readonly CompiledQuery[]) => readInTransaction(db, queries);
+  const read = reader && writerVersion ? readSynchronously(reader, writerVersion, () => writerStatements) : (queries: readonly CompiledQuery[]) => readInTransaction(db, queries);
   return {
     db,
     dialect,
@@ -136,15 +140,16 @@ const READ_CACHE_SIZE = 4096;
  *   (`writerStatements`, see `writeTracker`): our own writes are seen at once, even within the
  *   same turn of the event loop, and a read during an open write transaction is refetched
  *   after it;
- * - SQLite's `PRAGMA data_version` on this connection, which changes whenever any other
- *   connection (another process: the CLI, a second server) commits, is unchanged. It costs a
- *   lock round trip, so it is read once per turn of the event loop: another process's commit is
- *   seen from the next turn, as if the read had come a moment earlier.
+ * - SQLite's `PRAGMA data_version` on the WRITER connection is unchanged: it changes whenever
+ *   any other connection (another process: the CLI, a second server) commits, but not for the
+ *   writer's own commits — so this process's audit-record and usage writes do not empty the
+ *   cache (the reader's own data_version would change for those too). It costs a lock round
+ *   trip, so it is read once per turn of the event loop: another process's commit is seen from
+ *   the next turn, as if the read had come a moment earlier.
  * Cached rows are shared: callers must not mutate them.
  */
-function readSynchronously(reader: import('better-sqlite3').Database, writerStatements: () => number): Database['read'] {
+function readSynchronously(reader: import('better-sqlite3').Database, externalVersion: () => unknown, writerStatements: () => number): Database['read'] {
   const runAll = reader.transaction((queries: readonly CompiledQuery[]) => queries.map((q) => reader.prepare(q.sql).all(...(q.parameters as unknown[]))));
-  const dataVersion = reader.prepare('PRAGMA data_version').pluck();
   let version: unknown;
   let writes = -1;
   let checkedThisTurn = false;
@@ -154,7 +159,7 @@ function readSynchronously(reader: import('better-sqlite3').Database, writerStat
     if (!checkedThisTurn) {
       checkedThisTurn = true;
       setImmediate(() => (checkedThisTurn = false));
-      const now = dataVersion.get();
+      const now = externalVersion();
       if (now !== version) {
         cache.clear();
         version = now;
