@@ -8,6 +8,7 @@ import { canonicalize } from 'json-canonicalize';
 import type { Params } from '../engine/types';
 import type { Database } from '../store/database';
 import { GroupCommit } from '../store/group-commit';
+import { preparedQuery } from '../store/prepared';
 import type { QueriesTable } from '../store/schema';
 
 /** Per-axis facts of one query. */
@@ -47,8 +48,28 @@ export class QueryStore {
   private readonly writer: GroupCommit<QueriesTable>;
 
   constructor(private readonly database: Database) {
+    const db = database.db;
+    // The lone record (the usual case at moderate load) is inserted by a statement built once.
+    const insertOne = preparedQuery<{ [K in keyof QueriesTable]: QueriesTable[K] }, never>(db, (p) =>
+      db.insertInto('queries').values({
+        query_id: p.query_id,
+        account_id: p.account_id,
+        entity: p.entity,
+        create_time: p.create_time,
+        data_revision: p.data_revision,
+        key_id: p.key_id,
+        request: p.request,
+        record: p.record,
+        output: p.output,
+        output_digest: p.output_digest,
+      }),
+    );
     this.writer = new GroupCommit(async (rows) => {
-      // One multi-row INSERT is atomic on its own: no transaction round trips for the usual small batch.
+      if (rows.length === 1) {
+        await db.executeQuery(insertOne(rows[0]));
+        return;
+      }
+      // One multi-row INSERT is atomic on its own: no transaction round trips for a small batch.
       if (rows.length <= INSERT_CHUNK) {
         await this.database.db.insertInto('queries').values(rows).execute();
         return;
