@@ -92,7 +92,8 @@ export class QueryStore {
       data_revision: r.dataRevision,
       key_id: r.keyId,
       request: canonicalize(r.request),
-      record: canonicalize({ engine: r.engine, axes: r.axes }),
+      // Canonical JSON where a digest or a replay depends on it (request, output); the record is only parsed back.
+      record: JSON.stringify({ engine: r.engine, axes: r.axes }),
       output,
       output_digest: outputDigest,
     });
