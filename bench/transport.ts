@@ -4,8 +4,9 @@
  * bytes — the same body and the same response headers (REST) or initial metadata and trailers
  * (gRPC), captured from the service, so the ratio measures the service's work rather than how
  * many header bytes it sends; prints requests/s, p50/p99 and the ratio of each protocol to its
- * bare counterpart (target ≥ 0.70). Every server runs alone in its own process; the load
- * generator is this one.
+ * bare counterpart (target ≥ 0.70). Every server runs in its own process (idle while another
+ * is measured); rounds alternate between them and each figure is the median over rounds; the
+ * load generator is this one.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -18,7 +19,14 @@ import { SERVER_NODE_FLAGS } from '../src/server-flags';
 
 
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+
+/** The median of each figure over rounds (rps, p50 and p99 each on their own). */
+function medianResult(rounds: LoadResult[]): LoadResult {
+  const median = (k: 'rps' | 'p50' | 'p99') => [...rounds].map((r) => r[k]).sort((a, b) => a - b)[Math.floor(rounds.length / 2)];
+  return { name: rounds[0].name, requests: rounds.reduce((n, r) => n + r.requests, 0), errors: rounds.reduce((n, r) => n + r.errors, 0), rps: median('rps'), p50: median('p50'), p99: median('p99') };
+}
 
 async function spawnServer(kind: string, bytesFile?: string): Promise<{ child: ChildProcess; info: any }> {
   const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, join(__dirname, 'transport-servers.js'), kind, ...(bytesFile ? [bytesFile] : [])], { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -39,7 +47,7 @@ function stop(child: ChildProcess): Promise<void> {
 
 async function runTransportBench(): Promise<LoadResult[]> {
   const opts = { concurrency: CONCURRENCY, seconds: SECONDS };
-  const results: LoadResult[] = [];
+
   const request = Buffer.from(GetEntityRequest.encode({ entity: 'store:berlin' }).finish());
 
   const svc = await spawnServer('service');
@@ -72,32 +80,43 @@ async function runTransportBench(): Promise<LoadResult[]> {
     });
   });
   const protoBytes = grpcReply.proto;
-  results.push(await closedLoop('REST  GetEntity (service)', httpGetter(url, auth, CONCURRENCY), opts));
-  results.push(await closedLoop('gRPC  GetEntity (service)', caller.fire, opts));
-  caller.close();
-  await stop(svc.child);
 
+  // Every server stays up (idle ones cost nothing); the rounds alternate between them so that slow
+  // drift of the machine hits all alike, and each figure is the median over the rounds.
   const bytesFile = join(mkdtempSync(join(tmpdir(), 'forecast-bench-')), 'bytes.json');
   writeFileSync(bytesFile, JSON.stringify({ json, headers, proto: protoBytes.toString('base64'), metadata: grpcReply.metadata, trailers: grpcReply.trailers }));
   const bareHttp = await spawnServer('express', bytesFile);
-  results.push(await closedLoop('REST  bare Express, same bytes', httpGetter(`http://127.0.0.1:${bareHttp.info.http}/v1/entities/store:berlin`, auth, CONCURRENCY), opts));
-  await stop(bareHttp.child);
   const bareNode = await spawnServer('node', bytesFile);
-  results.push(await closedLoop('REST  bare node:http, same bytes', httpGetter(`http://127.0.0.1:${bareNode.info.http}/v1/entities/store:berlin`, auth, CONCURRENCY), opts));
-  await stop(bareNode.child);
   const bareGrpc = await spawnServer('grpc', bytesFile);
   const bareCaller = grpcCaller(`127.0.0.1:${bareGrpc.info.grpc}`, '/forecast.v1.EntityService/GetEntity', request, auth);
-  results.push(await closedLoop('gRPC  bare grpc-js, same bytes', bareCaller.fire, opts));
+  const contestants: [string, () => Promise<boolean>][] = [
+    ['REST  GetEntity (service)', httpGetter(url, auth, CONCURRENCY)],
+    ['gRPC  GetEntity (service)', caller.fire],
+    ['REST  bare Express, same bytes', httpGetter(`http://127.0.0.1:${bareHttp.info.http}/v1/entities/store:berlin`, auth, CONCURRENCY)],
+    ['REST  bare node:http, same bytes', httpGetter(`http://127.0.0.1:${bareNode.info.http}/v1/entities/store:berlin`, auth, CONCURRENCY)],
+    ['gRPC  bare grpc-js, same bytes', bareCaller.fire],
+  ];
+  const rounds: LoadResult[][] = contestants.map(() => []);
+  for (let r = 0; r < ROUNDS; r++) {
+    for (const [i, [name, fire]] of contestants.entries()) rounds[i].push(await closedLoop(name, fire, opts));
+  }
+  caller.close();
   bareCaller.close();
-  await stop(bareGrpc.child);
+  await Promise.all([svc, bareHttp, bareNode, bareGrpc].map((s) => stop(s.child)));
+  const results = rounds.map(medianResult);
 
-  console.log(`\nTransport: GetEntity, ${CONCURRENCY} concurrent clients, ${SECONDS} s per server, response ${json.length} B JSON / ${protoBytes.length} B protobuf`);
+  console.log(
+    `\nTransport: GetEntity, ${CONCURRENCY} concurrent clients, ${ROUNDS} alternating rounds of ${SECONDS} s per server (medians), ` +
+      `response ${json.length} B JSON / ${protoBytes.length} B protobuf`,
+  );
   printTable(results);
   const [restSvc, grpcSvc, restBare, restNode, grpcBare] = results;
+  const ratios = (a: number, b: number) => rounds[a].map((x, i) => (x.rps / rounds[b][i].rps).toFixed(2)).join(' ');
   console.log(
     `ratio REST/bare Express: ${(restSvc.rps / restBare.rps).toFixed(2)}   ratio gRPC/bare grpc-js: ${(grpcSvc.rps / grpcBare.rps).toFixed(2)}   (target ≥ 0.70)` +
       `   REST/bare node:http: ${(restSvc.rps / restNode.rps).toFixed(2)}`,
   );
+  console.log(`per round: REST/Express ${ratios(0, 2)}   gRPC/grpc-js ${ratios(1, 4)}`);
   return results;
 }
 
