@@ -51,7 +51,7 @@ export class UsageStore {
     const key = `${accountId}\u0000${month}`;
     if (limit === null) {
       this.pending.set(key, (this.pending.get(key) ?? 0) + 1);
-      this.timer ??= setTimeout(() => void this.flush().catch(this.onFlushError), USAGE_FLUSH_MS).unref();
+      this.scheduleFlush();
       return 0;
     }
     // Counts taken while the account was on an unlimited tier come first.
@@ -82,7 +82,7 @@ export class UsageStore {
         });
       } catch (err) {
         for (const [k, n] of batch) this.pending.set(k, (this.pending.get(k) ?? 0) + n);
-        this.timer ??= setTimeout(() => void this.flush().catch(this.onFlushError), USAGE_FLUSH_MS).unref();
+        this.scheduleFlush();
         throw err;
       }
     };
@@ -90,6 +90,11 @@ export class UsageStore {
     const next = this.writing.then(write, write);
     this.writing = next.catch(() => {});
     return next;
+  }
+
+  /** A flush at most `USAGE_FLUSH_MS` from now, unless one is already due. */
+  private scheduleFlush(): void {
+    this.timer ??= setTimeout(() => void this.flush().catch(this.onFlushError), USAGE_FLUSH_MS).unref();
   }
 
   /** Flush what is held; call before closing the database. */

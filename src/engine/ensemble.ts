@@ -25,6 +25,13 @@ export interface EnsembleMember {
 
 const P_MIN = 1e-12;
 
+/** Σ wᵢ · meanᵢ: the mean of either combination. */
+function weightedMean(members: readonly StepDistribution[], weights: Float64Array): number {
+  let m = 0;
+  for (let i = 0; i < members.length; i++) m += weights[i] * members[i].mean;
+  return m;
+}
+
 /** Weighted average of quantile functions. */
 export class QuantileAverageStep implements StepDistribution {
   readonly mean: number;
@@ -32,9 +39,7 @@ export class QuantileAverageStep implements StepDistribution {
     private readonly members: readonly StepDistribution[],
     private readonly weights: Float64Array,
   ) {
-    let m = 0;
-    for (let i = 0; i < members.length; i++) m += weights[i] * members[i].mean;
-    this.mean = m;
+    this.mean = weightedMean(members, weights);
   }
   quantile(p: number): number {
     let q = 0;
@@ -63,9 +68,7 @@ export class LinearPoolStep implements StepDistribution {
     private readonly members: readonly StepDistribution[],
     private readonly weights: Float64Array,
   ) {
-    let m = 0;
-    for (let i = 0; i < members.length; i++) m += weights[i] * members[i].mean;
-    this.mean = m;
+    this.mean = weightedMean(members, weights);
   }
   cdf(x: number): number {
     let c = 0;

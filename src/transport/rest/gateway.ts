@@ -36,7 +36,7 @@ const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
 /** A request listener serving every route of the table through the pipeline, and the site beside it. */
 export function createGateway(pipeline: Pipeline, routes: RouteTable, options: GatewayOptions): RequestListener {
-  const gatewayHeaders = () => ({ 'request-id': newId('req', options.clock), 'api-version': API_VERSION });
+  const gatewayHeaders = () => callHeaders(options.clock);
   const fail = (res: ServerResponse, err: unknown) => {
     const error = ServiceError.from(err);
     if (error.code === 'internal') options.log.error('gateway error', { error: err });
@@ -75,6 +75,11 @@ export function createGateway(pipeline: Pipeline, routes: RouteTable, options: G
   };
 }
 
+/** Headers of an answer the pipeline did not produce (it sets the same two on its own). */
+function callHeaders(clock: Clock): Record<string, string> {
+  return { 'request-id': newId('req', clock), 'api-version': API_VERSION };
+}
+
 function pathOf(url: string): string {
   const q = url.indexOf('?');
   return q === -1 ? url : url.slice(0, q);
@@ -101,7 +106,7 @@ async function serve(
     }
   } catch (err) {
     // Body-level failures (413, 415, malformed JSON) are judged before the pipeline runs.
-    return sendError(res, ServiceError.from(err), { 'request-id': newId('req', options.clock), 'api-version': API_VERSION });
+    return sendError(res, ServiceError.from(err), callHeaders(options.clock));
   }
   if (!outcome.ok) return sendError(res, outcome.error, outcome.headers);
   const json = encodeResponse(route, route.entry.definition.responseSerialize(outcome.response));

@@ -12,11 +12,9 @@
  * multiply by exact ones), so every kernel returns bit for bit what `runEts` returns; a unit test
  * checks that on every model shape, with and without missing values.
  */
-import { ADD, MULT, NONE } from './spec';
+import { ADD, HUGEN, MULT, NONE, TOL } from './spec';
 import { runEts, type Kernel } from './recursion';
 
-const TOL = 1e-10;
-const HUGEN = 1e10;
 
 /** R's `lik` of a model at initial state `x0` (R layout); `ring` is scratch of length >= m. */
 export type Likelihood = (y: Float64Array, x0: ArrayLike<number>, k: Kernel, ring: Float64Array) => number;

@@ -13,10 +13,8 @@
  * error set to zero (exactly what `etscalc.c` does for `NA` inside `update`), and the step
  * adds nothing to the likelihood; `n` in `n·log(SSE)` counts the observed values only.
  */
-import { ADD, MULT, NONE } from './spec';
+import { ADD, HUGEN, MULT, NONE, TOL } from './spec';
 
-const TOL = 1e-10;
-const HUGEN = 1e10;
 
 /** Everything the kernel needs besides the data and the initial state. */
 export interface Kernel {

@@ -5,10 +5,8 @@
  * Randomness only from the seeded `Rng`.
  */
 import { Rng } from '../../rng';
-import { ADD, NONE } from './spec';
+import { ADD, HUGEN, NONE, TOL } from './spec';
 
-const TOL = 1e-10;
-const HUGEN = 1e10;
 
 /** What the simulator needs from a fit. */
 export interface SimModel {

@@ -24,6 +24,10 @@ export const NONE = 0;
 export const ADD = 1;
 export const MULT = 2;
 
+/** R `etscalc.c`'s guards: a divisor below `TOL` in absolute value makes a ratio `HUGEN`. */
+export const TOL = 1e-10;
+export const HUGEN = 1e10;
+
 /** Code of a component letter for the numeric kernels. */
 export function code(c: 'N' | 'A' | 'M'): number {
   return c === 'N' ? NONE : c === 'A' ? ADD : MULT;
