@@ -77,7 +77,10 @@ export interface RunningService {
 export async function createService(config: Config, options: ServiceOptions = {}) {
   const clock = options.clock ?? systemClock;
   const log = options.log ?? createLogger(config.logLevel);
-  const database = await openDatabase(config.databaseUrl);
+  const database = await openDatabase(config.databaseUrl, {
+    backgroundCheckpoints: true,
+    onCheckpointFailure: (error) => log.warn('background WAL checkpoints failed; the writer checkpoints itself again', { error }),
+  });
   const descriptors: Descriptors = loadDescriptors([DESCRIPTOR_IMAGE, ...(options.extraDescriptors ?? [])]);
   const observations = new ObservationStore(database);
   const ctx: ServiceContext = {

@@ -6,6 +6,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { Kysely, Migrator, SqliteDialect, PostgresDialect, type CompiledQuery, type Transaction } from 'kysely';
 import type { Schema } from './schema';
+import { startCheckpointer, type Checkpointer } from './checkpointer';
 import { migrationProvider } from './migrations';
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -29,14 +30,29 @@ export interface Database {
 /** A query runner: the database itself or a transaction inside it. */
 export type Queryable = Kysely<Schema> | Transaction<Schema>;
 
+export interface OpenOptions {
+  /**
+   * SQLite file databases: run WAL checkpoints on a thread of their own instead of inside the
+   * commit that crosses SQLite's threshold (`store/checkpointer.ts`). For the long-running
+   * server; a short CLI command needs no extra thread.
+   */
+  readonly backgroundCheckpoints?: boolean;
+  /** Told when background checkpoints fail and the writer falls back to its own. */
+  readonly onCheckpointFailure?: (err: unknown) => void;
+}
+
+/** SQLite's default: checkpoint in the commit that takes the WAL past this many pages. */
+const AUTOCHECKPOINT_PAGES = 1000;
+
 /**
  * Open `url` (`sqlite:PATH`, `sqlite::memory:`, or `postgres://…`) and apply pending migrations.
  * For SQLite, the file's directory is created if missing.
  */
-export async function openDatabase(url: string): Promise<Database> {
+export async function openDatabase(url: string, options: OpenOptions = {}): Promise<Database> {
   let db: Kysely<Schema>;
   let dialect: DialectName;
   let reader: import('better-sqlite3').Database | undefined;
+  let checkpointer: Checkpointer | undefined;
   // Statements on the SQLite writer connection that may have changed what cached reads return (see `readSynchronously`).
   let writerStatements = 0;
   let writerVersion: (() => unknown) | undefined;
@@ -61,6 +77,13 @@ export async function openDatabase(url: string): Promise<Database> {
     if (path !== ':memory:') {
       reader = withStatementCache(new BetterSqlite3(resolve(path), { readonly: true }));
       reader.pragma('busy_timeout = 5000');
+      if (options.backgroundCheckpoints) {
+        sqlite.pragma('wal_autocheckpoint = 0');
+        checkpointer = startCheckpointer(resolve(path), (err) => {
+          if (sqlite.open) sqlite.pragma(`wal_autocheckpoint = ${AUTOCHECKPOINT_PAGES}`);
+          options.onCheckpointFailure?.(err);
+        });
+      }
     }
   } else if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -86,6 +109,8 @@ export async function openDatabase(url: string): Promise<Database> {
     transaction: (fn) => db.transaction().execute(fn),
     read,
     close: async () => {
+      // Stopped first: closing the writer then checkpoints whatever remains and removes the WAL.
+      await checkpointer?.close();
       reader?.close();
       await db.destroy();
     },
