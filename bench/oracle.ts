@@ -17,7 +17,15 @@ import { QueryRequest } from '../gen/forecast/v1/oracle_service.pb';
 import { closedLoop, grpcCaller, printTable, type LoadResult } from './load';
 import { SERVER_NODE_FLAGS } from '../src/server-flags';
 
-const ENTITIES = 40;
+/** Entities whose first query is timed one at a time (the first warms the pool up and is not counted). */
+const COLD_ENTITIES = 41;
+/** Entities queried cold, 4 at a time, while the health check is timed (enough for a p99 of a few hundred checks). */
+const BURST_ENTITIES = 60;
+const ENTITIES = COLD_ENTITIES + BURST_ENTITIES;
+/** The warm-latency target's load: requests per second, in alternating rounds of this many seconds per protocol. */
+const WARM_RATE = 200;
+const WARM_ROUNDS = 3;
+const WARM_SECONDS = 5;
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? NaN;
@@ -43,30 +51,48 @@ function restPost(port: number, key: string, agent: http.Agent) {
     });
 }
 
-/** Fire `fire` at a fixed rate for `seconds` (open loop) and record each latency, after a 1-second warm-up at that rate. */
-async function openLoop(name: string, fire: () => Promise<boolean>, rate: number, seconds: number): Promise<LoadResult> {
-  const warm: Promise<boolean>[] = [];
-  for (let i = 0; i < rate; i++) {
-    warm.push(fire());
-    await new Promise((r) => setTimeout(r, 1000 / rate));
-  }
-  await Promise.all(warm);
-  const latencies: number[] = [];
+/**
+ * Fire `fire` at a fixed rate for `seconds` (open loop: a slow answer does not delay the next
+ * request) and return each request's latency in ms, from the moment it was sent.
+ */
+async function openLoop(fire: () => Promise<boolean>, rate: number, seconds: number): Promise<{ latencies: Float64Array; errors: number }> {
+  const n = Math.round(rate * seconds);
+  const latencies = new Float64Array(n);
   let errors = 0;
-  const pending: Promise<void>[] = [];
+  let outstanding = n;
+  let allDone!: () => void;
+  const done = new Promise<void>((resolve) => (allDone = resolve));
   const start = performance.now();
-  for (let i = 0; i < rate * seconds; i++) {
-    const due = start + (i * 1000) / rate;
-    const wait = due - performance.now();
+  for (let i = 0; i < n; i++) {
+    const wait = start + (i * 1000) / rate - performance.now();
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     const t0 = performance.now();
-    pending.push(fire().then((ok) => {
-      latencies.push(performance.now() - t0);
+    void fire().then((ok) => {
+      latencies[i] = performance.now() - t0;
       if (!ok) errors++;
-    }));
+      if (--outstanding === 0) allDone();
+    });
   }
-  await Promise.all(pending);
-  return summary(name, latencies, seconds, errors);
+  await done;
+  return { latencies, errors };
+}
+
+/**
+ * Warm latency at `rate` over each protocol: a 1-second warm-up each, then `rounds` rounds of
+ * `seconds` alternating between the protocols (so slow drift of a shared machine hits both
+ * alike). Each line pools every round's requests; the per-round p99s are returned too, to show
+ * the spread between rounds.
+ */
+async function warmRounds(protocols: readonly [string, () => Promise<boolean>][], rate: number, rounds: number, seconds: number): Promise<{ results: LoadResult[]; perRound: string[] }> {
+  for (const [, fire] of protocols) await openLoop(fire, rate, 1);
+  const runs = protocols.map(() => [] as { latencies: Float64Array; errors: number }[]);
+  for (let r = 0; r < rounds; r++) for (const [i, [, fire]] of protocols.entries()) runs[i].push(await openLoop(fire, rate, seconds));
+  const results = protocols.map(([name], i) => {
+    const all = runs[i].flatMap((x) => Array.from(x.latencies));
+    return summary(name, all, rounds * seconds, runs[i].reduce((e, x) => e + x.errors, 0));
+  });
+  const perRound = protocols.map(([name], i) => `${name}: ${runs[i].map((x) => summary('', Array.from(x.latencies), seconds).p99.toFixed(2)).join(' / ')} ms`);
+  return { results, perRound };
 }
 
 async function runOracleBench(): Promise<void> {
@@ -80,7 +106,7 @@ async function runOracleBench(): Promise<void> {
   // cold: each entity's first query fits; the first worker start is excluded by a warm-up on entity 0
   await post(body(0));
   const cold: number[] = [];
-  for (let e = 1; e < ENTITIES / 2; e++) {
+  for (let e = 1; e < COLD_ENTITIES; e++) {
     const t0 = performance.now();
     if (!(await post(body(e)))) throw new Error(`cold query sku:b${e} failed`);
     cold.push(performance.now() - t0);
@@ -88,21 +114,29 @@ async function runOracleBench(): Promise<void> {
   results.push(summary('cold query (1,000-pt daily, REST)', cold, cold.reduce((a, b) => a + b, 0) / 1000));
 
   // warm, fixed rate
-  results.push(await openLoop('warm query REST @200/s', () => post(body(1)), 200, 5));
   const md = { authorization: `Bearer ${info.key}` };
   const request = Buffer.from(QueryRequest.encode({ entity: 'sku:b1', depth: 0, includeManifest: false, axes: [], horizon: 7, thresholds: [], quantiles: [] }).finish());
   const caller = grpcCaller(`127.0.0.1:${info.grpc}`, '/forecast.v1.OracleService/Query', request, md);
-  results.push(await openLoop('warm query gRPC @200/s', caller.fire, 200, 5));
+  const warm = await warmRounds(
+    [
+      [`warm query REST @${WARM_RATE}/s`, () => post(body(1))],
+      [`warm query gRPC @${WARM_RATE}/s`, caller.fire],
+    ],
+    WARM_RATE,
+    WARM_ROUNDS,
+    WARM_SECONDS,
+  );
+  results.push(...warm.results);
   results.push(await closedLoop('warm query REST, max (16 conc.)', () => post(body(1)), { concurrency: 16, seconds: 4 }));
   results.push(await closedLoop('warm query gRPC, max (16 conc.)', caller.fire, { concurrency: 16, seconds: 4 }));
 
-  // health during a burst of cold queries (the other half of the entities, 4 at a time)
+  // health during a burst of cold queries (the remaining entities, 4 at a time)
   const healthClient = new grpc.Client(`127.0.0.1:${info.grpc}`, grpc.credentials.createInsecure());
   const id = (b: Buffer) => b;
   const health: number[] = [];
   let burstDone = false;
   const burst = (async () => {
-    const queue = Array.from({ length: ENTITIES / 2 }, (_, i) => ENTITIES / 2 + i);
+    const queue = Array.from({ length: BURST_ENTITIES }, (_, i) => COLD_ENTITIES + i);
     await Promise.all(Array.from({ length: 4 }, async () => {
       for (let e = queue.shift(); e !== undefined; e = queue.shift()) await post(body(e, 14));
     }));
@@ -122,6 +156,8 @@ async function runOracleBench(): Promise<void> {
 
   console.log(`\nOracle: ${ENTITIES} entities, 1,000-point daily series with weekly seasonality, horizon 7 (burst: 14)`);
   printTable(results);
+  console.log(`samples: ${results.map((r) => `${r.name} ${r.requests}`).join(', ')}`);
+  console.log(`warm p99 per ${WARM_SECONDS}-s round (${WARM_ROUNDS} alternating rounds pooled above): ${warm.perRound.join('   ')}`);
   agent.destroy();
   child.kill('SIGTERM');
   await new Promise((r) => child.once('exit', r));
