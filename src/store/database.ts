@@ -53,6 +53,8 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
   let dialect: DialectName;
   let reader: import('better-sqlite3').Database | undefined;
   let checkpointer: Checkpointer | undefined;
+  // Started once the migrations have succeeded.
+  let startCheckpoints: (() => void) | undefined;
   // Statements on the SQLite writer connection that may have changed what cached reads return (see `readSynchronously`).
   let writerStatements = 0;
   let writerVersion: (() => unknown) | undefined;
@@ -78,11 +80,13 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
       reader = withStatementCache(new BetterSqlite3(resolve(path), { readonly: true }));
       reader.pragma('busy_timeout = 5000');
       if (options.backgroundCheckpoints) {
-        sqlite.pragma('wal_autocheckpoint = 0');
-        checkpointer = startCheckpointer(resolve(path), (err) => {
-          if (sqlite.open) sqlite.pragma(`wal_autocheckpoint = ${AUTOCHECKPOINT_PAGES}`);
-          options.onCheckpointFailure?.(err);
-        });
+        startCheckpoints = () => {
+          sqlite.pragma('wal_autocheckpoint = 0');
+          checkpointer = startCheckpointer(resolve(path), (err) => {
+            if (sqlite.open) sqlite.pragma(`wal_autocheckpoint = ${AUTOCHECKPOINT_PAGES}`);
+            options.onCheckpointFailure?.(err);
+          });
+        };
       }
     }
   } else if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
@@ -99,9 +103,11 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
   const { error, results } = await migrator.migrateToLatest();
   const failed = results?.find((r) => r.status === 'Error');
   if (error || failed) {
+    reader?.close();
     await db.destroy();
     throw new Error(`database migration failed${failed ? ` at ${failed.migrationName}` : ''}: ${String(error)}`);
   }
+  startCheckpoints?.();
   const read = reader && writerVersion ? readSynchronously(reader, writerVersion, () => writerStatements) : (queries: readonly CompiledQuery[]) => readInTransaction(db, queries);
   return {
     db,
