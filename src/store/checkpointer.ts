@@ -15,9 +15,10 @@
  *    commit start the WAL again from the beginning, which keeps the file small. It holds the write
  *    lock for about a millisecond at most; if the lock is taken, or a reader still uses the WAL,
  *    it gives up until the next round (the writer commits in ~0.1 ms, so most rounds find the
- *    lock free even under heavy writing). Why both: a PASSIVE checkpoint alone almost never finds the WAL fully copied
- *    back while commits keep coming (a commit lands during nearly every checkpoint), and only a
- *    fully copied WAL is restarted — the file grew without bound (measured: 40 MB in 10 s).
+ *    lock free even under heavy writing).
+ * Why both: with PASSIVE alone, a commit lands during nearly every checkpoint, so the WAL is
+ * never found fully copied back, and only a fully copied WAL is restarted — under the service's
+ * commits and reads it grew without bound (measured: 40 MB in one benchmark run).
  *
  * Durability is unchanged: a commit is durable exactly as before (WAL, `synchronous = NORMAL`);
  * only where the copy-back happens moves. If the thread fails, the writer turns its automatic
@@ -59,7 +60,7 @@ export function startCheckpointer(path: string, onFailure: (err: unknown) => voi
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
   return {
     close: async () => {
-      worker.removeAllListeners('error');
+      failed = true; // a failure while stopping needs no fallback
       // Asked to stop, the thread closes its connection and ends; the process waits for that.
       worker.ref();
       worker.postMessage('stop');

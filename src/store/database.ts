@@ -52,9 +52,8 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
   let db: Kysely<Schema>;
   let dialect: DialectName;
   let reader: import('better-sqlite3').Database | undefined;
-  let checkpointer: Checkpointer | undefined;
   // Started once the migrations have succeeded.
-  let startCheckpoints: (() => void) | undefined;
+  let startCheckpoints: (() => Checkpointer) | undefined;
   // Statements on the SQLite writer connection that may have changed what cached reads return (see `readSynchronously`).
   let writerStatements = 0;
   let writerVersion: (() => unknown) | undefined;
@@ -82,7 +81,7 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
       if (options.backgroundCheckpoints) {
         startCheckpoints = () => {
           sqlite.pragma('wal_autocheckpoint = 0');
-          checkpointer = startCheckpointer(resolve(path), (err) => {
+          return startCheckpointer(resolve(path), (err) => {
             if (sqlite.open) sqlite.pragma(`wal_autocheckpoint = ${AUTOCHECKPOINT_PAGES}`);
             options.onCheckpointFailure?.(err);
           });
@@ -107,7 +106,7 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     await db.destroy();
     throw new Error(`database migration failed${failed ? ` at ${failed.migrationName}` : ''}: ${String(error)}`);
   }
-  startCheckpoints?.();
+  const checkpointer = startCheckpoints?.();
   const read = reader && writerVersion ? readSynchronously(reader, writerVersion, () => writerStatements) : (queries: readonly CompiledQuery[]) => readInTransaction(db, queries);
   return {
     db,
