@@ -5,7 +5,7 @@ export npm_config_nodedir ?= /usr
 NPM_STAMP := node_modules/.install-stamp
 BUF := node_modules/.bin/buf
 
-.PHONY: install generate build test run bench lint check-generated baseline browser clean
+.PHONY: install generate build test coverage run bench lint check-generated baseline browser clean
 
 install: $(NPM_STAMP)
 
@@ -38,8 +38,14 @@ lint: check-generated
 browser:
 	scripts/install-browser.sh
 
+# Every test runs on jest (jest.config.js); the build comes first because worker threads load
+# their compiled scripts from dist/.
 test: build check-generated browser
 	node scripts/run-tests.js
+
+# The same suite with line and branch coverage of src/ printed at the end.
+coverage: build browser
+	node scripts/run-tests.js --coverage
 
 run: build
 	node bin/forecast.js serve --init-local-account

@@ -1,26 +1,10 @@
 #!/usr/bin/env node
-// Runs the compiled tests (dist/test/**/*.test.js) with node's built-in test runner.
-// Usage: node scripts/run-tests.js [substring ...]  — only files whose path contains a substring.
+// Runs every test with jest (jest.config.js). Usage: node scripts/run-tests.js [jest args ...],
+// e.g. a path substring to run only matching test files, or --coverage.
 'use strict';
 const { spawnSync } = require('node:child_process');
-const fs = require('node:fs');
 const path = require('node:path');
 
-const root = path.join(__dirname, '..', 'dist', 'test');
-function walk(dir) {
-  if (!fs.existsSync(dir)) return [];
-  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
-    const p = path.join(dir, e.name);
-    return e.isDirectory() ? walk(p) : e.name.endsWith('.test.js') ? [p] : [];
-  });
-}
-const filters = process.argv.slice(2);
-const files = walk(root)
-  .filter((f) => filters.length === 0 || filters.some((s) => f.includes(s)))
-  .sort();
-if (files.length === 0) {
-  console.error('run-tests: no compiled test files found under dist/test (run `make build` first)');
-  process.exit(1);
-}
-const res = spawnSync(process.execPath, ['--test', '--test-concurrency=2', ...files], { stdio: 'inherit' });
+const jest = require.resolve('jest/bin/jest');
+const res = spawnSync(process.execPath, [jest, '--ci', ...process.argv.slice(2)], { stdio: 'inherit', cwd: path.join(__dirname, '..') });
 process.exit(res.status ?? 1);

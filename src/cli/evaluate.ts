@@ -13,7 +13,6 @@
  * facade's interval calibration, which runs a rolling-origin backtest per series.
  */
 import { availableParallelism } from 'node:os';
-import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import { allowOnly, optionValue, parseArgs, UsageError } from './args';
@@ -21,6 +20,7 @@ import { loadBenchmark } from './evaluate-data';
 import { formatReports, modelReport } from './evaluate-report';
 import { evaluateSeries, type SeriesResult } from './evaluate-series';
 import type { WorkerInput, WorkerMessage } from './evaluate-worker';
+import { workerScript } from '../worker-script';
 
 const BATCH = 4;
 
@@ -98,7 +98,7 @@ function runWorkers(input: WorkerInput, n: number, count: number, progress: (don
   return new Promise((resolvePromise, reject) => {
     let live = count;
     for (let w = 0; w < count; w++) {
-      const worker = new Worker(join(__dirname, 'evaluate-worker.js'), { workerData: input });
+      const worker = new Worker(workerScript(__dirname, 'evaluate-worker'), { workerData: input });
       let pending: number[] = [];
       const feed = () => {
         pending = [];

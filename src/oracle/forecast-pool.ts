@@ -5,9 +5,9 @@
  * summaries are kept in a main-thread LRU so warm queries do not cross threads at all.
  */
 import { availableParallelism } from 'node:os';
-import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { ForecastJob, ForecastJobError, ForecastJobResult, WorkerReply } from './forecast-job';
+import { workerScript } from '../worker-script';
 
 /** An engine error re-raised on the main thread. */
 export class ForecastJobFailed extends Error {
@@ -44,7 +44,7 @@ export class ForecastPool {
   constructor(private readonly size: number = availableParallelism()) {}
 
   private spawn(): Slot {
-    const worker = new Worker(join(__dirname, 'forecast-worker.js'));
+    const worker = new Worker(workerScript(__dirname, 'forecast-worker'));
     const slot: Slot = { worker, pending: new Map() };
     worker.on('message', (reply: WorkerReply) => {
       const p = slot.pending.get(reply.id);

@@ -25,6 +25,7 @@
  * checkpoints back on.
  */
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
+import { workerScript } from '../worker-script';
 
 /**
  * How often the thread checkpoints. A checkpoint with nothing new to copy does no I/O; at 200
@@ -43,7 +44,7 @@ export interface Checkpointer {
  * checkpoints back on.
  */
 export function startCheckpointer(path: string, onFailure: (err: unknown) => void): Checkpointer {
-  const worker = new Worker(__filename, { workerData: { path } });
+  const worker = new Worker(workerScript(__dirname, 'checkpointer'), { workerData: { path } });
   let failed = false;
   const fail = (err: unknown) => {
     if (failed) return;

@@ -2,7 +2,7 @@
  * Authentication, scopes, tenancy and the error contract, with identical expectations over
  * REST and gRPC (API.md sections 3 and 4).
  */
-import { after, before, describe, test } from 'node:test';
+import { afterAll, beforeAll, describe, test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import { EntityServiceClient } from '../../gen/forecast/v1/entity_service.pb';
 import { AccountServiceClient } from '../../gen/forecast/v1/account_service.pb';
@@ -19,7 +19,7 @@ let accounts: AccountServiceClient;
 let keyA: string;
 let keyB: string;
 
-before(async () => {
+beforeAll(async () => {
   t = await startTestService();
   entities = t.client(EntityServiceClient);
   accounts = t.client(AccountServiceClient);
@@ -28,7 +28,7 @@ before(async () => {
   const created = await rest(t, keyA, { method: 'POST', path: '/v1/entities', body: { entity: 'store:berlin', frequency: 'P1D', axes: [{ name: 'demand', kind: 'count' }] } });
   assert.equal(created.code, 'ok', created.message);
 });
-after(() => t.close());
+afterAll(() => t.close());
 
 /** Run one case over both protocols. */
 async function both(key: string | undefined, restReq: Parameters<typeof rest>[2], grpcRun: (key: string | undefined) => Promise<Outcome>): Promise<Outcome[]> {

@@ -3,7 +3,7 @@
  * open `/`, sign up, copy the key with the button, use it for an API call. Keeps a screenshot
  * in test-artifacts/.
  */
-import { after, before, test } from 'node:test';
+import { afterAll, beforeAll, test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -15,7 +15,7 @@ const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 let t: TestService;
 let browser: Browser;
 
-before(async () => {
+beforeAll(async () => {
   assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: make test installs Debian's chromium (scripts/install-browser.sh)`);
   t = await startTestService();
   browser = await chromium.launch({
@@ -23,7 +23,7 @@ before(async () => {
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
 });
-after(async () => {
+afterAll(async () => {
   await browser?.close();
   await t?.close();
 });
@@ -37,6 +37,8 @@ test('sign up in the browser, copy the key, call the API with it', async () => {
   // the form is reachable by keyboard and labelled
   await page.getByLabel('Work email').fill('not an email');
   await page.keyboard.press('Enter');
+  // The page validates on submit: wait for its message rather than reading it at once (a race under load).
+  await page.locator('#signup-error').filter({ hasText: /\S/ }).waitFor();
   assert.match(await page.locator('#signup-error').innerText(), /valid email/);
   await page.getByLabel('Work email').fill('browser@example.com');
   await page.getByRole('button', { name: 'Create free account' }).click();

@@ -1,5 +1,5 @@
 /** The operator CLI against a real SQLite file: accounts and keys made by the CLI work on the API. */
-import { test } from 'node:test';
+import { test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';

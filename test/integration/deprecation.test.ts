@@ -1,5 +1,5 @@
 /** Versioning and deprecation headers (API.md section 2), on both protocols. */
-import { after, before, test } from 'node:test';
+import { afterAll, beforeAll, test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import { EchoServiceClient, EchoServiceService } from '../gen/forecast/testing/v1/echo_service.pb';
 import { bindService } from '../../src/rpc/registry';
@@ -16,11 +16,11 @@ const echoImpl = bindService(EchoServiceService, {
 let t: TestService;
 let client: EchoServiceClient;
 
-before(async () => {
+beforeAll(async () => {
   t = await startTestService({ extraDescriptors: [ECHO_DESCRIPTORS], deprecations: ECHO_DEPRECATIONS, extraServices: () => [echoImpl] });
   client = t.client(EchoServiceClient);
 });
-after(() => t.close());
+afterAll(() => t.close());
 
 test('a deprecated method answers with Deprecation, Sunset (12 months later) and Link on REST and gRPC', async () => {
   const since = Date.UTC(2026, 2, 1) / 1000;

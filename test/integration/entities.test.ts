@@ -2,7 +2,7 @@
  * Entities, observations and relations over both protocols: create/get/list/delete, all-or-nothing
  * ingest, corrections with as-of reads, pagination, bulk ingest, relations and cycles.
  */
-import { after, before, describe, test } from 'node:test';
+import { afterAll, beforeAll, describe, test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import * as grpc from '@grpc/grpc-js';
 import { EntityServiceClient, type BulkIngestObservationsResponse } from '../../gen/forecast/v1/entity_service.pb';
@@ -13,12 +13,12 @@ let t: TestService;
 let client: EntityServiceClient;
 let key: string;
 
-before(async () => {
+beforeAll(async () => {
   t = await startTestService();
   client = t.client(EntityServiceClient);
   key = (await t.account('enterprise')).key;
 });
-after(() => t.close());
+afterAll(() => t.close());
 
 const day = (d: number) => new Date(Date.UTC(2026, 0, 1 + d)).toISOString().replace('.000Z', 'Z');
 
@@ -145,7 +145,7 @@ for (const protocol of ['rest', 'grpc'] as const) {
 }
 
 describe('pagination', () => {
-  before(async () => {
+  beforeAll(async () => {
     for (let i = 0; i < 7; i++) assert.equal((await createEntity('rest', `sku:p${i}`)).code, 'ok');
   });
 

@@ -1,5 +1,5 @@
 /** gRPC extras (API.md section 2): health service, reflection, deadlines, rich error details, graceful drain. */
-import { after, before, test } from 'node:test';
+import { afterAll, beforeAll, test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
@@ -18,7 +18,7 @@ let key: string;
 let releaseSlow: () => void = () => undefined;
 let slowStarted: () => void = () => undefined;
 
-before(async () => {
+beforeAll(async () => {
   t = await startTestService({
     extraDescriptors: [ECHO_DESCRIPTORS],
     deprecations: ECHO_DEPRECATIONS,
@@ -42,7 +42,7 @@ before(async () => {
   });
   key = (await t.account()).key;
 });
-after(() => t.close());
+afterAll(() => t.close());
 
 test('grpc.health.v1 reports SERVING for the server and for each service', async () => {
   const def = loadSync(healthProtoPath, { enums: String });

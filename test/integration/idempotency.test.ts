@@ -3,7 +3,7 @@
  * replay with Idempotent-Replayed, 422 on a different request, 409 while in flight, the 24-hour
  * window (injected clock), ≥ 500 not stored, replays not counted, purge.
  */
-import { after, before, test } from 'node:test';
+import { afterAll, beforeAll, test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import * as grpc from '@grpc/grpc-js';
 import { EntityServiceClient } from '../../gen/forecast/v1/entity_service.pb';
@@ -21,7 +21,7 @@ let key: string;
 let executions = 0;
 let gate: Promise<void> = Promise.resolve();
 
-before(async () => {
+beforeAll(async () => {
   t = await startWithEcho(
     {
       shout: {
@@ -43,7 +43,7 @@ before(async () => {
   const c = await rest(t, key, { method: 'POST', path: '/v1/entities', body: { entity: 'store:idem', frequency: 'P1D', axes: [{ name: 'demand' }] } });
   assert.equal(c.code, 'ok', c.message);
 });
-after(() => t.close());
+afterAll(() => t.close());
 
 const obs = [{ axis: 'demand', time: '2026-05-01T00:00:00Z', value: 3 }];
 const ingestRest = (k: string, body: unknown = { observations: obs }) =>

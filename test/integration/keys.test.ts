@@ -1,5 +1,5 @@
 /** Key management over the API (`keys:admin`), both protocols: create, list, rotate with grace, revoke. */
-import { after, before, test } from 'node:test';
+import { afterAll, beforeAll, test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import { KeyServiceClient } from '../../gen/forecast/v1/key_service.pb';
 import { ManualClock } from '../../src/clock';
@@ -11,12 +11,12 @@ let t: TestService;
 let client: KeyServiceClient;
 let admin: string;
 
-before(async () => {
+beforeAll(async () => {
   t = await startTestService({ clock });
   client = t.client(KeyServiceClient);
   admin = (await t.account('enterprise', ['keys:admin', 'forecast:read'])).key;
 });
-after(() => t.close());
+afterAll(() => t.close());
 
 const account = (k: string) => rest(t, k, { method: 'GET', path: '/v1/account' });
 

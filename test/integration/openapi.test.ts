@@ -1,18 +1,18 @@
 /** The OpenAPI document is generated from the route table: every route, with parameters, bodies and comments. */
-import { after, before, test } from 'node:test';
+import { afterAll, beforeAll, test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import { startTestService, type TestService } from '../helpers/service';
 
 let t: TestService;
 let doc: any;
 
-before(async () => {
+beforeAll(async () => {
   t = await startTestService();
   const res = await fetch(`${t.baseUrl}/openapi.json`);
   assert.equal(res.status, 200);
   doc = await res.json();
 });
-after(() => t.close());
+afterAll(() => t.close());
 
 test('every compiled route is a documented operation', () => {
   assert.equal(doc.openapi, '3.1.0');

@@ -3,7 +3,7 @@
  * request's knobs honoured, every bad input answered as the contract says, the API equal to the
  * engine's direct output, caching without refits, and the query recorded for audit.
  */
-import { after, before, describe, test } from 'node:test';
+import { afterAll, beforeAll, describe, test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import { OracleServiceClient, type QueryRequest } from '../../gen/forecast/v1/oracle_service.pb';
 import { forecastSeries } from '../../src/engine/index';
@@ -21,7 +21,7 @@ let accountId: string;
 const DAY = 86_400_000;
 const START = Date.UTC(2025, 0, 6); // a Monday
 
-before(async () => {
+beforeAll(async () => {
   t = await startTestService();
   client = t.client(OracleServiceClient);
   ({ key, accountId } = await t.account('enterprise'));
@@ -31,7 +31,7 @@ before(async () => {
   await defineEntity('store:wild', () => 100 + 40 * rng.normal(), () => 50 + 20 * rng.normal());
   await defineEntity('store:short', (i) => i + 1, () => 1, 1);
 });
-after(() => t.close());
+afterAll(() => t.close());
 
 async function defineEntity(entity: string, demand: (i: number) => number, price: (i: number) => number, days = 140): Promise<void> {
   const c = await rest(t, key, { method: 'POST', path: '/v1/entities', body: { entity, frequency: 'P1D', axes: [{ name: 'demand', kind: 'count' }, { name: 'price' }] } });

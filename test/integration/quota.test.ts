@@ -2,7 +2,7 @@
  * Monthly quotas (API.md section 12): exact under concurrency across both protocols, 429 with
  * Retry-After, RateLimit headers on both protocols, and the month boundary via an injected clock.
  */
-import { after, before, test } from 'node:test';
+import { afterAll, beforeAll, test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import { AccountServiceClient } from '../../gen/forecast/v1/account_service.pb';
 import { ManualClock } from '../../src/clock';
@@ -13,11 +13,11 @@ const clock = new ManualClock(Date.UTC(2026, 10, 30, 23, 0, 0)); // one hour bef
 let t: TestService;
 let client: AccountServiceClient;
 
-before(async () => {
+beforeAll(async () => {
   t = await startTestService({ clock });
   client = t.client(AccountServiceClient);
 });
-after(() => t.close());
+afterAll(() => t.close());
 
 const callBoth = (key: string, i: number): Promise<Outcome> =>
   i % 2 === 0 ? rest(t, key, { method: 'GET', path: '/v1/account' }) : grpcCall(client, client.getAccount, key, {});

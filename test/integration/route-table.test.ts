@@ -3,7 +3,7 @@
  * a new annotated service gets REST routes — custom verb, path variables, query parameters —
  * without any change to the gateway, and gRPC serves the same endpoint.
  */
-import { after, before, test } from 'node:test';
+import { afterAll, beforeAll, test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import { EchoServiceClient } from '../gen/forecast/testing/v1/echo_service.pb';
 import { invalidArgument } from '../../src/rpc/errors';
@@ -14,7 +14,7 @@ import { grpcCall, rest } from '../helpers/dual';
 let t: TestService;
 let key: string;
 
-before(async () => {
+beforeAll(async () => {
   t = await startWithEcho({
     shout: {
       access: 'forecast:read',
@@ -32,7 +32,7 @@ before(async () => {
   });
   key = (await t.account()).key;
 });
-after(() => t.close());
+afterAll(() => t.close());
 
 test('the compiled table holds a route for every annotated method, including the test service', () => {
   const routes = t.service.routes.routes.map((r) => `${r.httpMethod} ${r.template.template}`);

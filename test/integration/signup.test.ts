@@ -1,5 +1,5 @@
 /** Sign-up (API.md section 3): POST /v1/signup on both protocols, the no-JS form path, limits. */
-import { after, before, test } from 'node:test';
+import { afterAll, beforeAll, test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import { AccountServiceClient } from '../../gen/forecast/v1/account_service.pb';
 import { startTestService, type TestService } from '../helpers/service';
@@ -8,11 +8,11 @@ import { grpcCall, rest } from '../helpers/dual';
 let t: TestService;
 let client: AccountServiceClient;
 
-before(async () => {
+beforeAll(async () => {
   t = await startTestService();
   client = t.client(AccountServiceClient);
 });
-after(() => t.close());
+afterAll(() => t.close());
 
 test('sign-up creates a Free account whose key works at once (REST and gRPC)', async () => {
   const r = await rest(t, undefined, { method: 'POST', path: '/v1/signup', body: { email: 'Ada@Example.com' } });

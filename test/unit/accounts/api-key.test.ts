@@ -1,4 +1,4 @@
-import { test } from 'node:test';
+import { test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import { generateApiKey, hashApiKey, isWellFormedApiKey, KEY_PREFIX } from '../../../src/accounts/api-key';
 

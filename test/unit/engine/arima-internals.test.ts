@@ -4,19 +4,16 @@
  * (Chandrasekhar) filter against the full Kalman filter, the stationarity transform
  * and MA root inversion.
  */
-import { test } from 'node:test';
+import { test } from '@jest/globals';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { kpssStatistic, ndiffs, nsdiffs } from '../../../src/engine/models/arima/unit-root';
 import { seasonalStrength } from '../../../src/engine/models/arima/stl-strength';
 import { ArimaSS } from '../../../src/engine/models/arima/state-space';
 import { invTrans, maInvert, minRoot, undoPars } from '../../../src/engine/models/arima/transform';
+import { fixtureJson } from '../../helpers/files';
 
 test('KPSS, ndiffs, seasonal strength and nsdiffs match R on 41 M3 series', () => {
-  const cases: { id: string; period: number; y: number[]; kpss: number; ndiffs: number; strength: number; nsdiffs: number }[] = JSON.parse(
-    readFileSync(path.resolve('test/fixtures/r/arima-tests.json'), 'utf8'),
-  );
+  const cases: { id: string; period: number; y: number[]; kpss: number; ndiffs: number; strength: number; nsdiffs: number }[] = fixtureJson('r/arima-tests.json');
   for (const c of cases) {
     const x = c.y;
     assert.ok(Math.abs(kpssStatistic(x) / c.kpss - 1) < 1e-10, `${c.id} kpss`);

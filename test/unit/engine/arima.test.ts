@@ -4,11 +4,10 @@
  * relative, forecast means 1e-4 relative, 95% bounds 1e-3 relative; auto.arima — same
  * chosen model, loglik 1e-5 relative.
  */
-import { test } from 'node:test';
+import { test } from '@jest/globals';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { arima } from '../../../src/engine/models/arima';
+import { fixtureJson } from '../../helpers/files';
 
 interface RCase {
   y?: (number | null)[];
@@ -27,7 +26,7 @@ interface RCase {
   id?: string;
 }
 
-const load = (f: string) => JSON.parse(readFileSync(path.resolve('test/fixtures/r', f), 'utf8'));
+const load = (f: string) => fixtureJson(`r/${f}`);
 const fixed: Record<string, RCase> = load('arima-fixed.json');
 const auto: Record<string, RCase> = load('arima-auto.json');
 const m3: { series: Record<string, RCase> } = load('arima-m3.json');

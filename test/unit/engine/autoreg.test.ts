@@ -1,12 +1,11 @@
-import { test } from 'node:test';
+import { test } from '@jest/globals';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import path from 'node:path';
 import { InsufficientDataError } from '../../../src/engine/errors';
 import { autoreg } from '../../../src/engine/models/autoreg/index';
 import { arPsi, fitSubsetAr } from '../../../src/engine/models/autoreg/fit';
 import { autoregLags } from '../../../src/engine/models/autoreg/lags';
 import { Rng } from '../../../src/engine/rng';
+import { fixtureJson } from '../../helpers/files';
 
 interface GoldenCase {
   name: string;
@@ -23,7 +22,7 @@ interface GoldenCase {
   forecast: number[];
 }
 
-const golden = JSON.parse(fs.readFileSync(path.resolve('test/fixtures/r/autoreg-lm.json'), 'utf8')) as { cases: GoldenCase[] };
+const golden = fixtureJson('r/autoreg-lm.json') as { cases: GoldenCase[] };
 
 function close(a: number, b: number, rel: number, what: string): void {
   assert.ok(Math.abs(a - b) <= rel * Math.max(1, Math.abs(b)), `${what}: ${a} vs R ${b}`);

@@ -1,4 +1,4 @@
-import { test } from 'node:test';
+import { test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import { backtest, confidenceScore, MAX_ORIGINS, originsFor } from '../../../src/engine/backtest';
 import { randomWalk, toyMean, toyNaive, whiteNoise } from './backtest-toy-families';

@@ -1,4 +1,4 @@
-import { test } from 'node:test';
+import { test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import { backtest } from '../../../src/engine/backtest';
 import { applyCalibration, conformalQuantile, planCalibration, refineMinErrors } from '../../../src/engine/calibration/conformal';

@@ -1,4 +1,4 @@
-import { test } from 'node:test';
+import { test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import { CountStep, toCountDistribution } from '../../../src/engine/distributions/count';
 import { NormalStep } from '../../../src/engine/distributions/normal-step';

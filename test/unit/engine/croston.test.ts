@@ -1,12 +1,11 @@
-import { test } from 'node:test';
+import { test } from '@jest/globals';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import path from 'node:path';
 import { croston } from '../../../src/engine/models/croston';
 import { HurdleStep, IntegerSizeStep } from '../../../src/engine/models/croston-distribution';
 import { InsufficientDataError, InvalidSeriesError } from '../../../src/engine/errors';
+import { fixtureJson } from '../../helpers/files';
 
-const fx = JSON.parse(fs.readFileSync(path.resolve('test/fixtures/r/croston-cases.json'), 'utf8'));
+const fx = fixtureJson('r/croston-cases.json');
 const info = { period: 1, kind: 'count' as const };
 const PS = [0.01, 0.1, 0.3, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99];
 

@@ -1,10 +1,9 @@
-import { test } from 'node:test';
+import { test } from '@jest/globals';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import path from 'node:path';
 import { classicalDecompose, seasonalityTest } from '../../../src/engine/decompose/classical';
+import { fixtureJson } from '../../helpers/files';
 
-const fx = JSON.parse(fs.readFileSync(path.resolve('test/fixtures/r/stl-decompose.json'), 'utf8'));
+const fx = fixtureJson('r/stl-decompose.json');
 
 function close(a: ArrayLike<number>, e: (number | null)[], tol: number, label: string): void {
   assert.equal(a.length, e.length, label);

@@ -1,4 +1,4 @@
-import { test } from 'node:test';
+import { test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import { NormalStep } from '../../../src/engine/distributions/normal-step';
 import { combineForecasts, ensembleFamily, LinearPoolStep, QuantileAverageStep } from '../../../src/engine/ensemble';

@@ -1,4 +1,4 @@
-import { test } from 'node:test';
+import { test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import { likelihoodFor } from '../../../src/engine/models/ets/likelihood';
 import { runEts, type Kernel } from '../../../src/engine/models/ets/recursion';

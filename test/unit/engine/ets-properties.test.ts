@@ -1,13 +1,12 @@
 /** Property and edge-case tests of the ETS family (no R needed). */
-import { test } from 'node:test';
+import { test } from '@jest/globals';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import path from 'node:path';
 import { ets } from '../../../src/engine/models/ets';
 import { InsufficientDataError, InvalidSeriesError } from '../../../src/engine/errors';
 import type { PredictiveDistribution } from '../../../src/engine/types';
+import { fixtureJson } from '../../helpers/files';
 
-const FITS = JSON.parse(fs.readFileSync(path.resolve('test/fixtures/r/ets-fits.json'), 'utf8')) as {
+const FITS = fixtureJson('r/ets-fits.json') as {
   series: Record<string, { period: number; y: number[] }>;
 };
 const usa = FITS.series.USAccDeaths.y;

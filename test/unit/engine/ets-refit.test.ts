@@ -1,4 +1,4 @@
-import { test } from 'node:test';
+import { test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import { ets } from '../../../src/engine/models/ets/index';
 import { Rng } from '../../../src/engine/rng';

@@ -1,4 +1,4 @@
-import { test } from 'node:test';
+import { test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import { DEFAULT_BOUNDS } from '../../../src/engine/models/ets/admissible';
 import { buildProblem, informationCriterion } from '../../../src/engine/models/ets/fit-model';

@@ -1,12 +1,14 @@
-import { test } from 'node:test';
+import { test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Rng } from '../../../src/engine/rng';
+import { REPO_ROOT } from '../../helpers/files';
 
-const CLI = join(__dirname, '../../../src/cli/evaluate.js');
+// The compiled CLI (`make build`): it runs its own worker threads, which load compiled scripts.
+const CLI = join(REPO_ROOT, 'dist/src/cli/evaluate.js');
 
 function smallFile(): string {
   const rng = new Rng(5);

@@ -1,4 +1,4 @@
-import { test } from 'node:test';
+import { test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import { forecastSeries, InsufficientDataError, InvalidSeriesError, UnknownModelError } from '../../../src/engine/index';
 import { AUTO_EXTRA_PERIOD_MODEL, AUTO_MODEL, AUTO_MULTI_SEASONAL_MODEL } from '../../../src/engine/registry';

@@ -1,4 +1,4 @@
-import { test } from 'node:test';
+import { test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { NormalStep } from '../../../src/engine/distributions/normal-step';

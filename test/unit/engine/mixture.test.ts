@@ -1,4 +1,4 @@
-import { test } from 'node:test';
+import { test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import { MixtureStep } from '../../../src/engine/distributions/mixture-step';
 import { NormalStep } from '../../../src/engine/distributions/normal-step';

@@ -1,4 +1,4 @@
-import { test } from 'node:test';
+import { test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import { mstl } from '../../../src/engine/models/mstl';
 import { naive, rwDrift } from '../../../src/engine/models/naive';

@@ -1,15 +1,14 @@
-import { test } from 'node:test';
+import { test } from '@jest/globals';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import path from 'node:path';
 import { naive, naive2, rwDrift, seasonalNaive } from '../../../src/engine/models/naive';
 import { InsufficientDataError } from '../../../src/engine/errors';
 import { normalQuantile } from '../../../src/engine/math/normal';
 import type { PredictiveDistribution } from '../../../src/engine/types';
+import { fixtureJson } from '../../helpers/files';
 
 interface Bands { mean: number[]; lower80: number[]; upper80: number[]; lower95: number[]; upper95: number[] }
 interface Case { name: string; period: number; h: number; y: number[]; naive: Bands; rwdrift: Bands; snaive?: Bands }
-const cases: Case[] = JSON.parse(fs.readFileSync(path.resolve('test/fixtures/r/naive-cases.json'), 'utf8'));
+const cases: Case[] = fixtureJson('r/naive-cases.json');
 
 /** Tolerance: 1e-9 relative; the formulas are closed-form, so only rounding differs from R 4.x forecast 8.20. */
 function assertBands(fc: PredictiveDistribution, b: Bands, label: string): void {
@@ -34,7 +33,7 @@ test('naive, snaive and rwf(drift) match R forecast', () => {
 });
 
 test('naive2 on AirPassengers: naive on the series adjusted by the R decompose figure, reseasonalised (1e-12)', () => {
-  const dec = JSON.parse(fs.readFileSync(path.resolve('test/fixtures/r/stl-decompose.json'), 'utf8'));
+  const dec = fixtureJson('r/stl-decompose.json');
   const y: number[] = dec.y;
   const fig: number[] = dec.multiplicative.figure;
   const fit = naive2.fit(y, { period: 12 });

@@ -2,7 +2,7 @@
  * The engine is pure (STYLE 6): nothing under src/engine reads the clock, calls Math.random, or
  * imports anything but other engine files. This test is the lint rule that keeps it so.
  */
-import { test } from 'node:test';
+import { test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative, resolve, dirname } from 'node:path';

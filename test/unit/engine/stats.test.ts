@@ -1,4 +1,4 @@
-import { test } from 'node:test';
+import { test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import { acf, fillMissingLinear, isConstant, nanMean, nanVariance, olsLine, quantile7 } from '../../../src/engine/math/stats';
 

@@ -1,11 +1,10 @@
-import { test } from 'node:test';
+import { test } from '@jest/globals';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import path from 'node:path';
 import { stl } from '../../../src/engine/decompose/stl';
 import { mstl } from '../../../src/engine/decompose/mstl';
+import { fixtureJson } from '../../helpers/files';
 
-const read = (f: string) => JSON.parse(fs.readFileSync(path.resolve('test/fixtures/r', f), 'utf8'));
+const read = (f: string) => fixtureJson(`r/${f}`);
 
 function close(a: ArrayLike<number>, e: number[], tol: number, label: string): void {
   assert.equal(a.length, e.length, label);

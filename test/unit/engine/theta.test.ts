@@ -1,17 +1,16 @@
-import { test } from 'node:test';
+import { test } from '@jest/globals';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import path from 'node:path';
 import { theta } from '../../../src/engine/models/theta';
 import { InsufficientDataError } from '../../../src/engine/errors';
 import { nelderMead } from '../../../src/engine/optim/nelder-mead';
 import { fitThetaCore } from '../../../src/engine/models/theta-fit';
+import { fixtureJson } from '../../helpers/files';
 
 interface Case {
   name: string; period: number; h: number; y: number[]; alpha: number;
   mean: number[]; lower80: number[]; upper80: number[]; lower95: number[]; upper95: number[];
 }
-const cases: Case[] = JSON.parse(fs.readFileSync(path.resolve('test/fixtures/r/theta-thetaf.json'), 'utf8'));
+const cases: Case[] = fixtureJson('r/theta-thetaf.json');
 
 test('standard Theta matches R thetaf (means 1e-4 relative, interval half-widths 2e-3 relative)', () => {
   // Tolerances: R fits (α, ℓ0) jointly by Nelder–Mead to reltol 1e-8; the engine profiles ℓ0 out

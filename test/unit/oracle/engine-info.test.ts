@@ -1,5 +1,5 @@
 /** What the oracle tells the engine about an entity's seasons, and so which `auto` model it gets. */
-import { test } from 'node:test';
+import { test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import { seasonalInfo } from '../../../src/oracle/engine-info';
 import { autoModelName, AUTO_EXTRA_PERIOD_MODEL, AUTO_MODEL, AUTO_MULTI_SEASONAL_MODEL } from '../../../src/engine/registry';

@@ -1,4 +1,4 @@
-import { test } from 'node:test';
+import { test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import { CursorCodec, pageSize } from '../../../src/rpc/pagination';
 import { ServiceError } from '../../../src/rpc/errors';

@@ -4,7 +4,7 @@
  * restarted, not just copied back), nothing committed is lost, and a checkpointer that cannot
  * work says so.
  */
-import { test } from 'node:test';
+import { test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import { closeSync, existsSync, mkdtempSync, openSync, readSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -3,7 +3,7 @@
  * another connection's (the operator CLI's) from the next turn of the event loop, and several
  * queries share one snapshot — even though single-query results are cached between commits.
  */
-import { test } from 'node:test';
+import { test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
