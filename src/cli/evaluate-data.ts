@@ -15,6 +15,8 @@ export interface BenchmarkSeries {
   readonly horizon: number;
   readonly train: number[];
   readonly test: number[];
+  /** `"kind": "count"` in the record: count data (integer quantiles); absent = the CLI's `--kind`. */
+  readonly kind?: 'continuous' | 'count';
 }
 
 /** Read a `.jsonl` or `.jsonl.gz` file into objects (no validation). */
@@ -69,7 +71,9 @@ export function loadBenchmark(file: string, limit?: number): BenchmarkSeries[] {
     if (!Number.isInteger(period) || period < 1) throw new Error(`${where}: "period" must be a positive integer`);
     const horizon = r.horizon === undefined ? test.length : Number(r.horizon);
     if (horizon !== test.length) throw new Error(`${where}: "horizon" ${horizon} but "test" has ${test.length} values`);
+    if (r.kind !== undefined && r.kind !== 'count' && r.kind !== 'continuous') throw new Error(`${where}: "kind" must be "count" or "continuous"`);
     out.push({
+      ...(r.kind !== undefined ? { kind: r.kind as 'continuous' | 'count' } : {}),
       id: typeof r.id === 'string' ? r.id : String(i + 1),
       group: typeof r.group === 'string' ? r.group : 'all',
       period,
@@ -79,6 +83,25 @@ export function loadBenchmark(file: string, limit?: number): BenchmarkSeries[] {
     });
   }
   return out;
+}
+
+/** Which series of a file to evaluate. */
+export interface SeriesSelection {
+  /** Only series of this group. */
+  readonly group?: string;
+  /** Every k-th series (after the group filter), starting with the first. */
+  readonly every?: number;
+  /** At most this many (after the other filters). */
+  readonly limit?: number;
+}
+
+/** Apply a selection (group, then every k-th, then the limit). */
+export function selectSeries<T extends { readonly group: string }>(all: readonly T[], select: SeriesSelection): T[] {
+  const every = select.every ?? 1;
+  return all
+    .filter((s) => select.group === undefined || s.group === select.group)
+    .filter((_, i) => i % every === 0)
+    .slice(0, select.limit ?? Infinity);
 }
 
 /** The shared benchmark folder: `../shared/data` from the repo root (CI), else `/work/shared/data`. */

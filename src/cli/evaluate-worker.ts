@@ -4,16 +4,14 @@
  * main thread sends until it receives `null`.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { loadBenchmark } from './evaluate-data';
-import { evaluateSeries, type SeriesResult } from './evaluate-series';
+import { loadBenchmark, selectSeries, type SeriesSelection } from './evaluate-data';
+import { evaluateSeries, type EvaluateOptions, type SeriesResult } from './evaluate-series';
 
 /** What the main thread passes as `workerData`. */
-export interface WorkerInput {
+export interface WorkerInput extends EvaluateOptions {
   readonly file: string;
-  readonly limit?: number;
+  readonly select: SeriesSelection;
   readonly models: readonly string[];
-  readonly level: number;
-  readonly calibrate: 'auto' | 'off' | 'force';
 }
 
 /** Messages from a worker. */
@@ -22,13 +20,13 @@ export type WorkerMessage = { readonly kind: 'ready' } | { readonly kind: 'resul
 if (parentPort) {
   const port = parentPort;
   const input = workerData as WorkerInput;
-  const series = loadBenchmark(input.file, input.limit);
+  const series = selectSeries(loadBenchmark(input.file), input.select);
   port.on('message', (batch: number[] | null) => {
     if (batch === null) {
       port.close();
       return;
     }
-    const results = batch.map((i) => evaluateSeries(series[i], input.models, input.level, input.calibrate));
+    const results = batch.map((i) => evaluateSeries(series[i], input.models, input));
     port.postMessage({ kind: 'results', results } satisfies WorkerMessage);
   });
   port.postMessage({ kind: 'ready' } satisfies WorkerMessage);
