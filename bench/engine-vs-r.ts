@@ -12,8 +12,6 @@
  * [--every K] [--no-r | --r-only] [--r-jobs N]` (`--r-only` fills R's cache). Sets: m3, weekly, hourly, daily,
  * carparts, tourism (the 425 series of the Australian tourism hierarchy, quarterly).
  */
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadBenchmark, selectSeries, sharedDataDir, type BenchmarkSeries } from '../src/cli/evaluate-data';
 import { runEvaluation } from '../src/cli/evaluate';
@@ -54,30 +52,8 @@ const SETS: readonly BenchSet[] = [
     r: [...R_MAIN, 'croston', 'snaive'],
     smape: false,
   },
-  { key: 'tourism', title: 'Australian tourism hierarchy (425 quarterly)', file: tourismFile, ours: [], r: R_MAIN, smape: true },
+  { key: 'tourism', title: 'Australian tourism hierarchy (425 quarterly)', file: () => join(sharedDataDir(), 'hierarchy/australian-tourism.json'), ours: [], r: R_MAIN, smape: true },
 ];
-
-/** The tourism hierarchy (bottom series + every aggregate) as a benchmark file, first 72 quarters to train. */
-function tourismFile(): string {
-  const h = JSON.parse(readFileSync(join(sharedDataDir(), 'hierarchy/australian-tourism.json'), 'utf8')) as {
-    period: number;
-    train_length: number;
-    horizon: number;
-    series: { id: string; attributes: Record<string, string>; values: number[] }[];
-  };
-  const sums = new Map<string, number[]>();
-  const add = (id: string, v: number[]) => sums.set(id, (sums.get(id) ?? new Array<number>(v.length).fill(0)).map((x, i) => x + v[i]));
-  for (const s of h.series) {
-    const { State, Region, Purpose } = s.attributes;
-    for (const id of ['Total', State, `${State}/${Region}`, Purpose, `${State}|${Purpose}`, s.id]) add(id, s.values);
-  }
-  const lines = [...sums].map(([id, v]) =>
-    JSON.stringify({ id, group: 'quarterly', period: h.period, horizon: h.horizon, train: v.slice(0, h.train_length), test: v.slice(h.train_length) }),
-  );
-  const file = join(mkdtempSync(join(tmpdir(), 'tourism-')), 'tourism.jsonl');
-  writeFileSync(file, lines.join('\n') + '\n');
-  return file;
-}
 
 /** One row of the table. */
 interface Row {

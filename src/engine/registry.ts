@@ -174,23 +174,42 @@ export const AUTO_INTERMITTENT_MODEL = 'select:sba/tsb/croston';
 /** Share of zeros from which a non-negative series counts as intermittent (Syntetos & Boylan 2005 use ADI > 1.32, i.e. about 25% zeros). */
 export const INTERMITTENT_ZERO_SHARE = 0.3;
 
-/** True when a non-negative series has at least `INTERMITTENT_ZERO_SHARE` zeros among its observations. */
+/**
+ * True when a non-negative series has at least `INTERMITTENT_ZERO_SHARE` zeros among its
+ * observations from the first non-zero one on (or is all zeros). Why leading zeros do not count:
+ * they are the time before the item existed (a page not yet created, a part not yet sold), not
+ * sparse demand — 124 of the 1,000 web-traffic series start with up to 588 zeros; counted, 43 of
+ * them looked intermittent, not counted 12.
+ */
 export function isIntermittent(y: ArrayLike<number>): boolean {
   let zeros = 0;
   let n = 0;
+  let started = false;
   for (let i = 0; i < y.length; i++) {
     const v = y[i];
     if (Number.isNaN(v)) continue;
     if (v < 0) return false;
+    if (v !== 0) started = true;
+    if (!started) continue;
     if (v === 0) zeros++;
     n++;
   }
-  return n > 0 && zeros / n >= INTERMITTENT_ZERO_SHARE;
+  return !started || zeros / n >= INTERMITTENT_ZERO_SHARE;
 }
+
+/**
+ * `auto` for daily data (seasonal period 7): the seasonal autoregression, with the yearly lags
+ * once three years are there. Measured on the 1,000 daily web-traffic series (744 days, h = 59,
+ * uncalibrated): MASE 0.810, MSIS 9.4 (coverage 92.6%); Theta 0.958, DOTM 0.95,
+ * Theta + DOTM + ETS 1.00 (MSIS 2.6 × 10⁸ before `guard.ts`: an exploding ETS member), R's thetaf
+ * 0.960; on every 5th series autoreg + DOTM 0.852, autoreg + autoreg-raw 0.866, auto.arima 0.911.
+ */
+export const AUTO_DAILY_MODEL = 'autoreg';
 
 /** The registry name `auto` stands for on this series (see `AUTO_MODEL`). */
 export function autoModelName(y: ArrayLike<number>, info: SeriesInfo): string {
   if (isIntermittent(y)) return AUTO_INTERMITTENT_MODEL;
+  if (info.period === 7) return AUTO_DAILY_MODEL;
   const usable = [...new Set([info.period, ...(info.periods ?? [])])].filter((p) => p > 1 && y.length >= 3 * p);
   if (usable.length >= 2) return AUTO_MULTI_SEASONAL_MODEL;
   if (usable.length === 1 && usable[0] !== info.period) return AUTO_EXTRA_PERIOD_MODEL;
