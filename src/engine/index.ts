@@ -17,7 +17,7 @@ import { InsufficientDataError, InvalidSeriesError } from './errors';
 import { toCountDistribution } from './distributions/count';
 import { clampToBand, guardBand } from './guard';
 import { countFinite } from './math/stats';
-import { autoModelName, boundFamily, resolveModel } from './registry';
+import { autoModelName, boundFamily, keepsOwnIntervals, resolveModel } from './registry';
 import type { Params, PredictiveDistribution, Series, SeriesInfo } from './types';
 
 export * from './types';
@@ -126,7 +126,8 @@ export function forecastSeries(y: Series, info: SeriesInfo, options: ForecastOpt
   let distribution = fitted.forecast(h);
   const warnings = [...fitted.warnings];
 
-  const mode = options.calibrate ?? 'auto';
+  // hurdle laws of intermittent demand keep their own intervals (see `keepsOwnIntervals`)
+  const mode = keepsOwnIntervals(name) && options.calibrate !== 'force' ? 'off' : (options.calibrate ?? 'auto');
   // the model's calibration prior (an `auto` route's pooled factors), if it has one
   const prior = mode === 'off' ? undefined : calibrationPrior(name, info, have);
   const wantBacktest = options.confidence !== false || (options.calibrate !== undefined && options.calibrate !== 'off');

@@ -168,6 +168,20 @@ export const AUTO_MULTI_SEASONAL_MODEL = 'autoreg';
  */
 export const AUTO_EXTRA_PERIOD_MODEL = 'autoreg+autoreg-raw';
 
+/**
+ * True when every model in `name` (a plain name or an `a+b`, `mix:a+b`, `select:a/b` form) is of
+ * the intermittent-demand family, whose forecasts are hurdle laws with an atom at zero
+ * (`models/croston-distribution.ts`): the facade leaves their intervals as they are. Why: scaling
+ * a spread around the mean moves that atom below zero and off the integers, and the count
+ * version's mean then is that of a censored law (car parts, 2,509 series, count-valued, own
+ * intervals → scaled: MASE 1.127 → 1.161, SPL 0.470 → 0.470, MSIS 12.17 → 11.62, coverage
+ * 97.5% → 98.2%).
+ */
+export function keepsOwnIntervals(name: string): boolean {
+  const parts = name.replace(/^(select|mix):/, '').split(/[+/]/).filter(Boolean);
+  return parts.length > 0 && parts.every((p) => registryEntry(p.replace(/@\d+$/, ''))?.family === croston);
+}
+
 /** `auto` for intermittent demand (many zeros): the Croston family, chosen per series by backtest CRPS. */
 export const AUTO_INTERMITTENT_MODEL = 'select:sba/tsb/croston';
 

@@ -1,7 +1,12 @@
 import { test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import { backtest } from '../../../src/engine/backtest';
-import { applyCalibration, conformalQuantile, planCalibration, refineMinErrors } from '../../../src/engine/calibration/conformal';
+import { join } from 'node:path';
+import { applyCalibration, conformalQuantile, planCalibration, planFactors, refineMinErrors } from '../../../src/engine/calibration/conformal';
+import { CALIBRATION_PRIORS, calibrationPrior, lengthClass, priorFactors } from '../../../src/engine/calibration/prior';
+import { forecastSeries } from '../../../src/engine/index';
+import { coverage, maseScale, msis } from '../../../src/engine/metrics';
+import { loadBenchmark, sharedDataDir } from '../../../src/cli/evaluate-data';
 import { randomWalk, toyNaive } from './backtest-toy-families';
 
 test('conformal quantile is the ceil((n+1)·level)-th order statistic', () => {
@@ -59,4 +64,85 @@ test('too-wide intervals within the coverage tolerance are narrowed, shrunk by o
   assert.equal(planCalibration(few, { level: 0.95 }).method, 'none');
   assert.equal(refineMinErrors(0.95), 39);
   assert.equal(refineMinErrors(0.8), 9);
+});
+
+test('calibration priors: the length class first, then the pooled class of the period; none for other models', () => {
+  const priors = [
+    { model: 'm', period: 1, length: 's' as const, a: 0.1, b: 0.3, k0: 10, fittedOn: 'x' },
+    { model: 'm', period: 1, length: '*' as const, a: 0, b: 0, k0: 3, fittedOn: 'y' },
+  ];
+  assert.equal(calibrationPrior('m', { period: 1 }, 20, priors)?.fittedOn, 'x');
+  assert.equal(calibrationPrior('m', { period: 1 }, 80, priors)?.fittedOn, 'y');
+  assert.equal(calibrationPrior('m', { period: 4 }, 20, priors), undefined);
+  assert.equal(calibrationPrior('other', { period: 1 }, 20, priors), undefined);
+  assert.deepEqual([lengthClass(24), lengthClass(25), lengthClass(49), lengthClass(50)], ['s', 'm', 'm', 'l']);
+  const f = priorFactors({ a: 0.1, b: 0.3 }, 3);
+  for (let k = 0; k < 3; k++) assert.ok(Math.abs(f[k] - Math.exp(0.1 + 0.3 * Math.log(k + 1))) < 1e-15);
+  // every shipped prior is usable: finite curve, positive shrinkage, a record of what it was fitted on
+  for (const p of CALIBRATION_PRIORS) assert.ok(Number.isFinite(p.a) && Number.isFinite(p.b) && p.k0 > 0 && p.fittedOn.includes('cross-fitted'), JSON.stringify(p));
+});
+
+test('with a prior: the prior alone without a backtest; with one, its adjustment shrunk by o / (o + k0)', () => {
+  const prior = { a: 0.2, b: 0.25, k0: 10 };
+  const alone = planCalibration(null, { prior });
+  assert.equal(alone.method, 'conformal-prior');
+  assert.deepEqual(planFactors(alone, 4), priorFactors(prior, 4));
+  // a too-narrow model: the series' own evidence widens beyond the prior, by (c)^(3/13)
+  const y = randomWalk(400, 7);
+  const bt = backtest(toyNaive(0.3), y, { period: 1 }, { horizon: 6, origins: 3 });
+  const plan = planCalibration(bt, { prior });
+  const free = planCalibration(bt, { prior: { ...prior, k0: 1e-12 } }).factor;
+  assert.ok(free > 1.5, `unshrunk adjustment ${free}`);
+  assert.ok(Math.abs(Math.log(plan.factor) - (3 / 13) * Math.log(free)) < 1e-9);
+  const f = planFactors(plan, 6);
+  const p = priorFactors(prior, 6);
+  for (let k = 0; k < 6; k++) assert.ok(Math.abs(f[k] - p[k] * plan.factor) < 1e-12);
+  // applied: each step's spread scaled by its own factor, the mean kept
+  const pd = toyNaive(0.3).fit(y, { period: 1 }).forecast(6);
+  const cal = applyCalibration(pd, plan);
+  assert.equal(cal.intervalMethod, 'conformal-prior');
+  for (const k of [0, 5]) {
+    assert.equal(cal.steps[k].mean, pd.steps[k].mean);
+    const ratio = (cal.steps[k].quantile(0.975) - cal.steps[k].mean) / (pd.steps[k].quantile(0.975) - pd.steps[k].mean);
+    assert.ok(Math.abs(ratio - f[k]) < 1e-9);
+  }
+});
+
+test('short series: the default is calibrated by its prior even without a backtest, wider at later steps', () => {
+  const y = [112, 118, 132, 129, 121, 135, 148, 148, 136, 119, 104, 118];
+  const off = forecastSeries(y, { period: 1 }, { horizon: 6, calibrate: 'off' });
+  const on = forecastSeries(y, { period: 1 }, { horizon: 6, confidence: false });
+  assert.equal(on.calibration?.method, 'conformal-prior');
+  assert.equal(on.backtest, null);
+  assert.equal(on.calibration?.factor, 1);
+  const prior = calibrationPrior(on.requestedModel, { period: 1 }, y.length)!;
+  assert.equal(prior.length, 's');
+  const f = priorFactors(prior, 6);
+  for (let k = 0; k < 6; k++) {
+    const w = (d: typeof on) => d.distribution.steps[k].quantile(0.975) - d.distribution.steps[k].mean;
+    const expected = f[k] * (on.calibration?.factor ?? 1);
+    assert.ok(Math.abs(w(on) / w(off) - expected) < 1e-6, `step ${k}: ${w(on) / w(off)} vs ${expected}`);
+  }
+  assert.ok(f[5] > f[0]);
+});
+
+test('short series of M3 (yearly, under 25 values): 95% coverage within 93–97% and a lower MSIS than the model intervals', () => {
+  const series = loadBenchmark(join(sharedDataDir(), 'm3/m3.jsonl')).filter((s) => s.group === 'yearly' && s.train.length < 25);
+  assert.equal(series.length, 459);
+  const score = (calibrate: 'auto' | 'off') => {
+    let cov = 0;
+    let ms = 0;
+    for (const s of series) {
+      const d = forecastSeries(s.train, { period: 1 }, { horizon: s.horizon, confidence: false, calibrate }).distribution;
+      const lo = d.steps.map((st) => st.quantile(0.025));
+      const hi = d.steps.map((st) => st.quantile(0.975));
+      cov += coverage(s.test, lo, hi);
+      ms += msis(s.test, lo, hi, maseScale(s.train, 1));
+    }
+    return { coverage: cov / series.length, msis: ms / series.length };
+  };
+  const on = score('auto');
+  const off = score('off');
+  assert.ok(on.coverage >= 0.93 && on.coverage <= 0.97, `coverage ${on.coverage}`);
+  assert.ok(off.coverage < 0.9 && on.msis < off.msis, `${JSON.stringify(off)} → ${JSON.stringify(on)}`);
 });
