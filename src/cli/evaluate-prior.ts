@@ -8,9 +8,9 @@
  * test window without calibration, and the facade's 3-origin backtest of the same model. Per class
  * (route model, seasonal period, length class of the history, at least `MIN_CLASS` series; `*` =
  * every length, at least `MIN_POOLED`): the per-step
- * conformal factors of the pooled test errors, q̂₀.₉₅(|e| / s) / z₀.₉₇₅, and the log-linear curve
- * exp(a + b·ln k) fitted to them by least squares; then the shrinkage `k0` of the series' own
- * backtest evidence (from 1, 3, 10, 30) that gives the lowest MSIS with coverage in [93.5, 96.5]%
+ * conformal factors of the pooled test errors, q̂₀.₉₅(|e| / s) / z₀.₉₇₅, and the curve
+ * exp(a + b·ln k + c·ln²k) fitted to them by least squares; then the shrinkage `k0` of the series' own
+ * backtest evidence (from 1, 3, 10, 30) that gives the lowest MSIS with coverage in `COVERAGE_WINDOW`
  * under two-fold cross-fitting (the curve fitted on the even series scores the odd ones and vice
  * versa). Printed per file and group: coverage / MSIS of the model's own intervals, of the
  * per-series rule without priors, and cross-fitted with the priors. Intermittent series (the
@@ -20,7 +20,8 @@ import { availableParallelism } from 'node:os';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { backtest } from '../engine/backtest';
 import { conformalQuantile, planCalibration, planFactors } from '../engine/calibration/conformal';
-import { lengthClass, type CalibrationPrior } from '../engine/calibration/prior';
+import { lengthClass, QUADRATIC_MIN_STEPS, type CalibrationPrior } from '../engine/calibration/prior';
+import { solve } from '../engine/models/arima/linalg';
 import { guardBand } from '../engine/guard';
 import { normalQuantile } from '../engine/math/normal';
 import { maseScale } from '../engine/metrics';
@@ -104,11 +105,14 @@ export function scoreWith(r: PriorRecord, f: ArrayLike<number>): { coverage: num
   return { coverage: n > 0 ? inside / n : NaN, msis: n > 0 ? sum / n / r.scale : NaN };
 }
 
-/** Least-squares fit of ln f = a + b·ln k to the per-step conformal factors of `records`' test errors. */
-export function fitCurve(records: readonly PriorRecord[]): { a: number; b: number; steps: number[] } {
+/**
+ * Least-squares fit of ln f = a + b·ln k + c·ln²k to the per-step conformal factors of `records`'
+ * test errors (c = 0 under `QUADRATIC_MIN_STEPS` fitted steps, b = c = 0 with a single one).
+ */
+export function fitCurve(records: readonly PriorRecord[]): { a: number; b: number; c: number; steps: number[] } {
   const h = records.reduce((m, r) => Math.max(m, r.y.length), 0);
   const steps: number[] = [];
-  const xs: number[] = [];
+  const rows: number[][] = [];
   const ys: number[] = [];
   for (let k = 0; k < h; k++) {
     const z: number[] = [];
@@ -120,25 +124,28 @@ export function fitCurve(records: readonly PriorRecord[]): { a: number; b: numbe
     const q = z.length >= 20 ? conformalQuantile(z, 0.95) / Z975 : NaN;
     steps.push(q);
     if (Number.isFinite(q) && q > 0) {
-      xs.push(Math.log(k + 1));
+      const x = Math.log(k + 1);
+      rows.push([1, x, x * x]);
       ys.push(Math.log(q));
     }
   }
-  if (xs.length === 0) return { a: 0, b: 0, steps };
-  const mx = xs.reduce((a, b) => a + b, 0) / xs.length;
-  const my = ys.reduce((a, b) => a + b, 0) / ys.length;
-  let sxy = 0;
-  let sxx = 0;
-  for (let i = 0; i < xs.length; i++) {
-    sxy += (xs[i] - mx) * (ys[i] - my);
-    sxx += (xs[i] - mx) ** 2;
-  }
-  const b = sxx > 0 ? sxy / sxx : 0;
-  return { a: my - b * mx, b, steps };
+  const terms = rows.length >= QUADRATIC_MIN_STEPS ? 3 : rows.length >= 2 ? 2 : rows.length;
+  if (terms === 0) return { a: 0, b: 0, c: 0, steps };
+  // normal equations of the first `terms` regressors
+  const xtx = new Float64Array(terms * terms);
+  const xty = new Float64Array(terms);
+  rows.forEach((r, i) => {
+    for (let p = 0; p < terms; p++) {
+      xty[p] += r[p] * ys[i];
+      for (let q = 0; q < terms; q++) xtx[p * terms + q] += r[p] * r[q];
+    }
+  });
+  const beta = solve(xtx, xty, terms, 1) ?? new Float64Array(terms);
+  return { a: beta[0], b: beta[1] ?? 0, c: beta[2] ?? 0, steps };
 }
 
 /** The factors the facade would use on `r` with prior (a, b, k0). */
-function priorRule(r: PriorRecord, prior: { a: number; b: number; k0: number }): Float64Array {
+function priorRule(r: PriorRecord, prior: { a: number; b: number; c: number; k0: number }): Float64Array {
   const bt = r.backtest.origins.length > 0 ? r.backtest : null;
   return planFactors(planCalibration(bt, { prior }), r.y.length);
 }
@@ -174,6 +181,13 @@ const K0S = [1, 3, 10, 30];
 const MIN_CLASS = 100;
 const MIN_POOLED = 30;
 
+/**
+ * Cross-fitted coverage a shrinkage choice must reach. Why a window narrower than the 93–97%
+ * target: the choice is made on the same series it is scored on, and data the priors never saw
+ * scatter around it (with [93.5, 96.5] M4 weekly chose k0 = 1 at 93.7%).
+ */
+const COVERAGE_WINDOW = [0.94, 0.96] as const;
+
 /** Fit every class; returns the priors and a per-record cross-fitted rule. */
 export function fitPriors(records: readonly PriorRecord[]): {
   priors: CalibrationPrior[];
@@ -202,9 +216,9 @@ export function fitPriors(records: readonly PriorRecord[]): {
       const ms = all.filter((x) => Number.isFinite(x.s.msis));
       return { k0, coverage: cov, msis: ms.reduce((a, x) => a + x.s.msis, 0) / ms.length, rule };
     });
-    const ok = scored.filter((s) => s.coverage >= 0.935 && s.coverage <= 0.965);
+    const ok = scored.filter((s) => s.coverage >= COVERAGE_WINDOW[0] && s.coverage <= COVERAGE_WINDOW[1]);
     const best = ok.length > 0 ? ok.reduce((a, b) => (b.msis < a.msis ? b : a)) : scored.reduce((a, b) => (Math.abs(b.coverage - 0.95) < Math.abs(a.coverage - 0.95) ? b : a));
-    const { a, b, steps } = fitCurve(rs);
+    const { a, b, c, steps } = fitCurve(rs);
     const before = mean(rs, () => new Float64Array(64).fill(1));
     const sets = [...new Set(rs.map((r) => r.set))].map((s) => `${s} ${rs.filter((r) => r.set === s).length}`).join(', ');
     priors.push({
@@ -213,6 +227,7 @@ export function fitPriors(records: readonly PriorRecord[]): {
       length: length as CalibrationPrior['length'],
       a: Number(a.toFixed(4)),
       b: Number(b.toFixed(4)),
+      c: Number(c.toFixed(4)),
       k0: best.k0,
       fittedOn: `${sets}; cross-fitted coverage ${pct(before.coverage)} → ${pct(best.coverage)}, MSIS ${before.msis.toFixed(2)} → ${best.msis.toFixed(2)}`,
     });
@@ -230,7 +245,7 @@ function report(records: readonly PriorRecord[]): void {
   const { priors, crossFitted, stepFactors } = fitPriors(records);
   const lines = ['export const CALIBRATION_PRIORS: readonly CalibrationPrior[] = ['];
   for (const p of priors) {
-    lines.push(`  {\n    model: '${p.model}', period: ${p.period}, length: '${p.length}', a: ${p.a}, b: ${p.b}, k0: ${p.k0},`);
+    lines.push(`  {\n    model: '${p.model}', period: ${p.period}, length: '${p.length}', a: ${p.a}, b: ${p.b}, c: ${p.c}, k0: ${p.k0},`);
     lines.push(`    fittedOn: '${p.fittedOn}',\n  },`);
   }
   lines.push('];');

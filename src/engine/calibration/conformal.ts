@@ -49,7 +49,7 @@ export interface CalibrationOptions {
   /** Bounds on the scale factor; default [0.5, 4] (why: a handful of origins must not explode or collapse intervals). */
   readonly factorBounds?: readonly [number, number];
   /** The model's calibration prior (`prior.ts`): selects `conformal-prior`. */
-  readonly prior?: Pick<CalibrationPrior, 'a' | 'b' | 'k0'>;
+  readonly prior?: Pick<CalibrationPrior, 'a' | 'b' | 'c' | 'k0'>;
 }
 
 /**
@@ -66,8 +66,8 @@ export interface CalibrationPlan {
   readonly refined?: boolean;
   /** Spread factor for `conformal-scaled`; for `conformal-prior` the series' own adjustment c^w (1 otherwise). */
   readonly factor: number;
-  /** `conformal-prior`: the prior's curve (factor at step k = exp(a + b·ln k) × `factor`, within `PRIOR_FACTOR_BOUNDS`). */
-  readonly prior?: { readonly a: number; readonly b: number };
+  /** `conformal-prior`: the prior's curve (factor at step k = exp(a + b·ln k + c·ln²k) × `factor`, within `PRIOR_FACTOR_BOUNDS`). */
+  readonly prior?: { readonly a: number; readonly b: number; readonly c: number };
   /** Backtest coverage of the parametric intervals, and the number of errors it rests on. */
   readonly coverageBefore: number;
   readonly errors: number;
@@ -161,7 +161,7 @@ export function planCalibration(bt: BacktestResult | null, options: CalibrationO
 }
 
 /** `conformal-prior` (see the file comment). */
-function planWithPrior(bt: BacktestResult | null, prior: Pick<CalibrationPrior, 'a' | 'b' | 'k0'>, level: number): CalibrationPlan {
+function planWithPrior(bt: BacktestResult | null, prior: Pick<CalibrationPrior, 'a' | 'b' | 'c' | 'k0'>, level: number): CalibrationPlan {
   const h = bt ? bt.origins.reduce((m, o) => Math.max(m, o.errors.length), 0) : 0;
   const f = priorFactors(prior, h);
   const z: number[] = [];
@@ -178,7 +178,7 @@ function planWithPrior(bt: BacktestResult | null, prior: Pick<CalibrationPrior, 
     inside += o.coverage * n;
   }
   const origins = bt?.origins.length ?? 0;
-  const base = { method: 'conformal-prior' as const, prior: { a: prior.a, b: prior.b }, errors: z.length, coverageBefore: z.length > 0 ? inside / z.length : NaN };
+  const base = { method: 'conformal-prior' as const, prior: { a: prior.a, b: prior.b, c: prior.c }, errors: z.length, coverageBefore: z.length > 0 ? inside / z.length : NaN };
   if (z.length === 0) return { ...base, factor: 1, reason: 'prior of similar series (no backtest errors)' };
   const q = conformalQuantile(z, level) / normalQuantile(0.5 + level / 2);
   const [lo, hi] = PRIOR_FACTOR_BOUNDS;

@@ -68,22 +68,22 @@ test('too-wide intervals within the coverage tolerance are narrowed, shrunk by o
 
 test('calibration priors: the length class first, then the pooled class of the period; none for other models', () => {
   const priors = [
-    { model: 'm', period: 1, length: 's' as const, a: 0.1, b: 0.3, k0: 10, fittedOn: 'x' },
-    { model: 'm', period: 1, length: '*' as const, a: 0, b: 0, k0: 3, fittedOn: 'y' },
+    { model: 'm', period: 1, length: 's' as const, a: 0.1, b: 0.3, c: 0, k0: 10, fittedOn: 'x' },
+    { model: 'm', period: 1, length: '*' as const, a: 0, b: 0, c: 0, k0: 3, fittedOn: 'y' },
   ];
   assert.equal(calibrationPrior('m', { period: 1 }, 20, priors)?.fittedOn, 'x');
   assert.equal(calibrationPrior('m', { period: 1 }, 80, priors)?.fittedOn, 'y');
   assert.equal(calibrationPrior('m', { period: 4 }, 20, priors), undefined);
   assert.equal(calibrationPrior('other', { period: 1 }, 20, priors), undefined);
   assert.deepEqual([lengthClass(24), lengthClass(25), lengthClass(49), lengthClass(50)], ['s', 'm', 'm', 'l']);
-  const f = priorFactors({ a: 0.1, b: 0.3 }, 3);
-  for (let k = 0; k < 3; k++) assert.ok(Math.abs(f[k] - Math.exp(0.1 + 0.3 * Math.log(k + 1))) < 1e-15);
+  const f = priorFactors({ a: 0.1, b: 0.3, c: -0.05 }, 3);
+  for (let k = 0; k < 3; k++) assert.ok(Math.abs(f[k] - Math.exp(0.1 + 0.3 * Math.log(k + 1) - 0.05 * Math.log(k + 1) ** 2)) < 1e-15);
   // every shipped prior is usable: finite curve, positive shrinkage, a record of what it was fitted on
   for (const p of CALIBRATION_PRIORS) assert.ok(Number.isFinite(p.a) && Number.isFinite(p.b) && p.k0 > 0 && p.fittedOn.includes('cross-fitted'), JSON.stringify(p));
 });
 
 test('with a prior: the prior alone without a backtest; with one, its adjustment shrunk by o / (o + k0)', () => {
-  const prior = { a: 0.2, b: 0.25, k0: 10 };
+  const prior = { a: 0.2, b: 0.25, c: 0, k0: 10 };
   const alone = planCalibration(null, { prior });
   assert.equal(alone.method, 'conformal-prior');
   assert.deepEqual(planFactors(alone, 4), priorFactors(prior, 4));
