@@ -4,11 +4,17 @@
  *
  *   node dist/src/cli/evaluate-prior.js --data FILE[,FILE...] [--workers N]
  *
+ * Only the training part of each series is used (`validationSplit`): its last `horizon` values are
+ * the window the priors are fitted on, and the values before them the history, so the test windows
+ * that `forecast evaluate` and `bench/engine-vs-r.ts` score are never seen (why: priors fitted on
+ * the test windows would report their own fit as out-of-sample coverage).
  * Per series (in worker threads, as the facade forecasts with `auto`): the route's forecast of the
- * test window without calibration, and the facade's 3-origin backtest of the same model. Per class
+ * validation window without calibration, and the facade's 3-origin backtest of the same model on
+ * the history before it. Per class
  * (route model, seasonal period, length class of the history, at least `MIN_CLASS` series; `*` =
  * every length, at least `MIN_POOLED`): the per-step
- * conformal factors of the pooled test errors, q̂₀.₉₅(|e| / s) / z₀.₉₇₅, and the curve
+ * conformal factors of the pooled validation errors, q̂₀.₉₅(|e| / reach) (reach = the model's 95%
+ * interval's distance from the mean on the error's side), and the curve
  * exp(a + b·ln k + c·ln²k) fitted to them by least squares; then the shrinkage `k0` of the series' own
  * backtest evidence (from 1, 3, 10, 30) that gives the lowest MSIS with coverage in `COVERAGE_WINDOW`
  * under two-fold cross-fitting (the curve fitted on the even series scores the odd ones and vice
@@ -19,16 +25,15 @@
 import { availableParallelism } from 'node:os';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { backtest } from '../engine/backtest';
-import { conformalQuantile, planCalibration, planFactors } from '../engine/calibration/conformal';
+import { conformalQuantile, planCalibration, planFactors, standardisedError } from '../engine/calibration/conformal';
 import { lengthClass, QUADRATIC_MIN_STEPS, type CalibrationPrior } from '../engine/calibration/prior';
 import { solve } from '../engine/models/arima/linalg';
 import { guardBand } from '../engine/guard';
-import { normalQuantile } from '../engine/math/normal';
 import { maseScale } from '../engine/metrics';
 import { autoModelName, AUTO_INTERMITTENT_MODEL, resolveModel } from '../engine/registry';
 import type { BacktestResult } from '../engine/backtest';
 import { allowOnly, optionValue, parseArgs, UsageError } from './args';
-import { loadBenchmark } from './evaluate-data';
+import { loadBenchmark, type BenchmarkSeries } from './evaluate-data';
 import { periodsFor } from './evaluate-series';
 import { workerScript } from '../worker-script';
 
@@ -38,10 +43,9 @@ export interface PriorRecord {
   readonly model: string;
   readonly period: number;
   readonly length: string;
-  /** Test window: actual, mean, spread, and the model's 2.5% / 97.5% quantiles, per step. */
+  /** Validation window (`validationSplit`): actual, mean, and the model's 2.5% / 97.5% quantiles, per step. */
   readonly y: number[];
   readonly mean: number[];
-  readonly spread: number[];
   readonly lo: number[];
   readonly hi: number[];
   /** The plausibility band's ends (0 floor included) per step, as the facade clamps. */
@@ -51,11 +55,25 @@ export interface PriorRecord {
   readonly backtest: BacktestResult;
 }
 
-const Z975 = normalQuantile(0.975);
-const P16 = 0.15865525393145707;
 
-/** The record of one series, or null for intermittent series and failures. */
-export function priorRecord(s: ReturnType<typeof loadBenchmark>[number], set: string): PriorRecord | null {
+/** Fewest history values for a validation record (why: the shortest M3 series, 14 yearly values, leave 8). */
+const MIN_HISTORY = 8;
+
+/**
+ * The series a prior is fitted on: the training part without its last `horizon` values as the
+ * history, those values as the window to forecast; null when fewer than `MIN_HISTORY` values
+ * would remain. The test part is dropped.
+ */
+export function validationSplit(s: BenchmarkSeries): BenchmarkSeries | null {
+  const n = s.train.length - s.horizon;
+  if (n < MIN_HISTORY) return null;
+  return { ...s, train: s.train.slice(0, n), test: s.train.slice(n) };
+}
+
+/** The record of one series' validation window (`validationSplit`), or null for intermittent series, too-short series and failures. */
+export function priorRecord(full: BenchmarkSeries, set: string): PriorRecord | null {
+  const s = validationSplit(full);
+  if (!s) return null;
   const info = { period: s.period, periods: periodsFor(s) };
   const y = Float64Array.from(s.train);
   const model = autoModelName(y, info);
@@ -75,7 +93,6 @@ export function priorRecord(s: ReturnType<typeof loadBenchmark>[number], set: st
       length: lengthClass(y.length),
       y: s.test,
       mean: Array.from(pd.mean),
-      spread: pd.steps.map((st) => (st.quantile(1 - P16) - st.quantile(P16)) / 2),
       lo: pd.steps.map((st) => st.quantile(0.025)),
       hi: pd.steps.map((st) => st.quantile(0.975)),
       bandLo: Array.from({ length: h }, (_, k) => (band ? Math.max(floor, band.lower[k]) : -Infinity)),
@@ -88,7 +105,7 @@ export function priorRecord(s: ReturnType<typeof loadBenchmark>[number], set: st
   }
 }
 
-/** Coverage and MSIS of a record's test window with per-step spread factors `f`. */
+/** Coverage and MSIS of a record's validation window with per-step spread factors `f`. */
 export function scoreWith(r: PriorRecord, f: ArrayLike<number>): { coverage: number; msis: number } {
   let inside = 0;
   let sum = 0;
@@ -107,7 +124,7 @@ export function scoreWith(r: PriorRecord, f: ArrayLike<number>): { coverage: num
 
 /**
  * Least-squares fit of ln f = a + b·ln k + c·ln²k to the per-step conformal factors of `records`'
- * test errors (c = 0 under `QUADRATIC_MIN_STEPS` fitted steps, b = c = 0 with a single one).
+ * validation errors (c = 0 under `QUADRATIC_MIN_STEPS` fitted steps, b = c = 0 with a single one).
  */
 export function fitCurve(records: readonly PriorRecord[]): { a: number; b: number; c: number; steps: number[] } {
   const h = records.reduce((m, r) => Math.max(m, r.y.length), 0);
@@ -118,10 +135,10 @@ export function fitCurve(records: readonly PriorRecord[]): { a: number; b: numbe
     const z: number[] = [];
     for (const r of records) {
       if (k >= r.y.length || Number.isNaN(r.y[k])) continue;
-      const e = Math.abs(r.y[k] - r.mean[k]);
-      z.push(r.spread[k] > 0 ? e / r.spread[k] : e === 0 ? 0 : Infinity);
+      const e = r.y[k] - r.mean[k];
+      z.push(standardisedError(e, e >= 0 ? r.hi[k] - r.mean[k] : r.mean[k] - r.lo[k]));
     }
-    const q = z.length >= 20 ? conformalQuantile(z, 0.95) / Z975 : NaN;
+    const q = z.length >= 20 ? conformalQuantile(z, 0.95) : NaN;
     steps.push(q);
     if (Number.isFinite(q) && q > 0) {
       const x = Math.log(k + 1);
@@ -250,7 +267,7 @@ function report(records: readonly PriorRecord[]): void {
   }
   lines.push('];');
   console.log(lines.join('\n'));
-  console.log('\nper-step factors of the pooled test errors, by class:');
+  console.log('\nper-step factors of the pooled validation errors, by class:');
   for (const [key, steps] of stepFactors) console.log(`${key}: ${steps.map((v) => v.toFixed(2)).join(' ')}`);
   console.log('\nset group: series, coverage / MSIS — model intervals | per-series rule | with priors (cross-fitted)');
   for (const set of [...new Set(records.map((r) => r.set))]) {

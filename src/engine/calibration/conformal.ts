@@ -15,8 +15,11 @@
  *   (classic split conformal), when every step has at least `perStepMin` errors.
  * - `conformal-prior`: when the model has a calibration prior (`prior.ts`: pooled per-step
  *   factors of similar benchmark series), step k's spread is multiplied by the prior's factor
- *   f_k times the series' own adjustment c^w, where c is the conformal factor of the backtest
- *   errors standardised by f_k·spread and w = o / (o + k0) for o origins; with no backtest
+ *   f_k times the series' own adjustment c^w, where c is the conformal quantile of the backtest
+ *   errors standardised by f_k × the interval's reach on their side (`standardisedError`; why
+ *   the reach, not a symmetric spread: the AR in logs has right-skewed steps, whose 97.5% end
+ *   lies well beyond 1.96 spreads, so spread units overstated the factor there) and
+ *   w = o / (o + k0) for o origins; with no backtest
  *   origin (too short a history) the prior alone. This replaces the two methods above for the
  *   `auto` routes, whose priors were fitted.
  */
@@ -172,20 +175,28 @@ function planWithPrior(bt: BacktestResult | null, prior: Pick<CalibrationPrior, 
       const e = o.errors[i];
       if (Number.isNaN(e)) continue;
       n++;
-      const s = o.spreads[i] * f[i];
-      z.push(s > 0 && Number.isFinite(s) ? Math.abs(e) / s : e === 0 ? 0 : Infinity);
+      z.push(standardisedError(e, o.reaches[i] * f[i]));
     }
     inside += o.coverage * n;
   }
   const origins = bt?.origins.length ?? 0;
   const base = { method: 'conformal-prior' as const, prior: { a: prior.a, b: prior.b, c: prior.c }, errors: z.length, coverageBefore: z.length > 0 ? inside / z.length : NaN };
   if (z.length === 0) return { ...base, factor: 1, reason: 'prior of similar series (no backtest errors)' };
-  const q = conformalQuantile(z, level) / normalQuantile(0.5 + level / 2);
+  const q = conformalQuantile(z, level);
   const [lo, hi] = PRIOR_FACTOR_BOUNDS;
   const raw = Number.isFinite(q) && q > 0 ? Math.min(hi, Math.max(lo, q)) : hi;
   const w = origins / (origins + prior.k0);
   const factor = Math.exp(w * Math.log(raw));
   return { ...base, factor, reason: `prior of similar series × this series' backtest (${origins} origins, adjustment ${factor.toFixed(3)})` };
+}
+
+/**
+ * |e| / reach: the factor by which an interval reaching `reach` from the mean on the error's side
+ * must be scaled to just contain the error (0 for a zero error, Infinity when nothing could).
+ */
+export function standardisedError(e: number, reach: number): number {
+  if (reach > 0 && Number.isFinite(reach)) return Math.abs(e) / reach;
+  return e === 0 ? 0 : Infinity;
 }
 
 /** Per-step spread factors of a plan for `h` steps (all 1 for `none` and `conformal`). */

@@ -1,12 +1,14 @@
 import { test } from '@jest/globals';
 import assert from 'node:assert/strict';
-import { backtest } from '../../../src/engine/backtest';
+import { backtest, scoreForecast, type BacktestResult } from '../../../src/engine/backtest';
 import { join } from 'node:path';
-import { applyCalibration, conformalQuantile, planCalibration, planFactors, refineMinErrors } from '../../../src/engine/calibration/conformal';
+import { applyCalibration, conformalQuantile, planCalibration, planFactors, refineMinErrors, standardisedError } from '../../../src/engine/calibration/conformal';
 import { CALIBRATION_PRIORS, calibrationPrior, lengthClass, priorFactors } from '../../../src/engine/calibration/prior';
 import { forecastSeries } from '../../../src/engine/index';
 import { coverage, maseScale, msis } from '../../../src/engine/metrics';
 import { loadBenchmark, sharedDataDir } from '../../../src/cli/evaluate-data';
+import { normalCdf, normalQuantile } from '../../../src/engine/math/normal';
+import type { PredictiveDistribution, StepDistribution } from '../../../src/engine/types';
 import { randomWalk, toyNaive } from './backtest-toy-families';
 
 test('conformal quantile is the ceil((n+1)·level)-th order statistic', () => {
@@ -106,6 +108,39 @@ test('with a prior: the prior alone without a backtest; with one, its adjustment
     const ratio = (cal.steps[k].quantile(0.975) - cal.steps[k].mean) / (pd.steps[k].quantile(0.975) - pd.steps[k].mean);
     assert.ok(Math.abs(ratio - f[k]) < 1e-9);
   }
+});
+
+/** A right-skewed step around `mean`: the upper half of a Normal(0, 2u), the lower half of a Normal(0, u/2). */
+function skewedStep(mean: number, u: number): StepDistribution {
+  return {
+    mean,
+    quantile: (p) => {
+      const z = normalQuantile(p);
+      return mean + (z > 0 ? 2 * u * z : 0.5 * u * z);
+    },
+    cdf: (x) => normalCdf(x >= mean ? (x - mean) / (2 * u) : (x - mean) / (0.5 * u)),
+  };
+}
+
+test('conformal-prior standardises errors by the interval reach on their side, so skewed steps get the factor they need', () => {
+  const z975 = normalQuantile(0.975);
+  const h = 4;
+  const pd = { model: 'skew', mean: new Float64Array(h), steps: Array.from({ length: h }, () => skewedStep(0, 1)) } as unknown as PredictiveDistribution;
+  // upward errors at half the upper reach, downward ones at half the lower reach
+  const up = 0.5 * 2 * z975;
+  const down = -0.5 * 0.5 * z975;
+  const origins = Array.from({ length: 10 }, (_, o) => scoreForecast(pd, Array.from({ length: h }, (_, k) => ((o + k) % 2 === 0 ? up : down)), 0.95, [], o));
+  assert.ok(Math.abs(origins[0].reaches[0] - 2 * z975) < 1e-12 && Math.abs(origins[0].reaches[1] - 0.5 * z975) < 1e-12);
+  assert.ok(Math.abs(standardisedError(up, origins[0].reaches[0]) - 0.5) < 1e-12);
+  assert.equal(standardisedError(0, 0), 0);
+  assert.equal(standardisedError(1, 0), Infinity);
+  const bt: BacktestResult = { model: 'skew', origins, crps: NaN, coverage: 1, pinball: [], failures: [] };
+  // unshrunk (k0 → 0) and a flat prior: the interval is halved on both sides, exactly what covers these errors
+  const plan = planCalibration(bt, { prior: { a: 0, b: 0, c: 0, k0: 1e-12 } });
+  assert.ok(Math.abs(plan.factor - 0.5) < 1e-9, `factor ${plan.factor}`);
+  // a symmetric spread ((q84 − q16)/2 = 1.25) would have called the upward errors 1.57 spreads: a factor of 0.8, not 0.5
+  const cal = applyCalibration(pd, plan);
+  assert.ok(Math.abs(cal.steps[0].quantile(0.975) - up) < 1e-9 && Math.abs(cal.steps[0].quantile(0.025) - down) < 1e-9);
 });
 
 test('short series: the default is calibrated by its prior even without a backtest, wider at later steps', () => {
