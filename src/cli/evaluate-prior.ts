@@ -4,8 +4,9 @@
  *
  *   node dist/src/cli/evaluate-prior.js --data FILE[,FILE...] [--workers N]
  *
- * Only the training part of each series is used (`validationSplit`): its last `horizon` values are
- * the window the priors are fitted on, and the values before them the history, so the test windows
+ * Only the training part of each series is used (`validationSplit`): its last `horizon` values, and
+ * the `horizon` values before them (`VALIDATION_WINDOWS`), are the windows the priors are fitted
+ * on, each forecast from the values before it, so the test windows
  * that `forecast evaluate` and `bench/engine-vs-r.ts` score are never seen (why: priors fitted on
  * the test windows would report their own fit as out-of-sample coverage).
  * Per series (in worker threads, as the facade forecasts with `auto`): the route's forecast of the
@@ -40,6 +41,8 @@ import { workerScript } from '../worker-script';
 /** What one series contributes. */
 export interface PriorRecord {
   readonly set: string;
+  /** The series' number in its file (its windows share a cross-fitting fold). */
+  readonly series: number;
   readonly model: string;
   readonly period: number;
   readonly length: string;
@@ -60,19 +63,27 @@ export interface PriorRecord {
 const MIN_HISTORY = 8;
 
 /**
- * The series a prior is fitted on: the training part without its last `horizon` values as the
- * history, those values as the window to forecast; null when fewer than `MIN_HISTORY` values
- * would remain. The test part is dropped.
+ * Validation windows per series. Why two: one window is one stretch of time, and a set whose last
+ * training years were unusual would set its class's prior by them (the Australian tourism
+ * series' last 8 training quarters: model coverage 82.5%, against 88%+ on M3 quarterly).
  */
-export function validationSplit(s: BenchmarkSeries): BenchmarkSeries | null {
-  const n = s.train.length - s.horizon;
+export const VALIDATION_WINDOWS = 2;
+
+/**
+ * The series a prior is fitted on: window w (1 = the last) is the training part's
+ * ((w − 1)·horizon, w·horizon] last values, forecast from the values before it; null when fewer
+ * than `MIN_HISTORY` values would precede it. The test part is dropped.
+ */
+export function validationSplit(s: BenchmarkSeries, window = 1): BenchmarkSeries | null {
+  const end = s.train.length - (window - 1) * s.horizon;
+  const n = end - s.horizon;
   if (n < MIN_HISTORY) return null;
-  return { ...s, train: s.train.slice(0, n), test: s.train.slice(n) };
+  return { ...s, train: s.train.slice(0, n), test: s.train.slice(n, end) };
 }
 
-/** The record of one series' validation window (`validationSplit`), or null for intermittent series, too-short series and failures. */
-export function priorRecord(full: BenchmarkSeries, set: string): PriorRecord | null {
-  const s = validationSplit(full);
+/** The record of validation window `window` of series number `index` (`validationSplit`), or null for intermittent series, too-short series and failures. */
+export function priorRecord(full: BenchmarkSeries, set: string, index: number, window = 1): PriorRecord | null {
+  const s = validationSplit(full, window);
   if (!s) return null;
   const info = { period: s.period, periods: periodsFor(s) };
   const y = Float64Array.from(s.train);
@@ -88,6 +99,7 @@ export function priorRecord(full: BenchmarkSeries, set: string): PriorRecord | n
     const floor = band?.nonNegative ? 0 : -Infinity;
     return {
       set: `${set} ${s.group}`,
+      series: index,
       model,
       period: s.period,
       length: lengthClass(y.length),
@@ -224,7 +236,7 @@ export function fitPriors(records: readonly PriorRecord[]): {
   for (const [key, rs] of [...classes].sort((a, b) => a[0].localeCompare(b[0]))) {
     const [model, period, length] = key.split('|');
     if (rs.length < (length === '*' ? MIN_POOLED : MIN_CLASS)) continue;
-    const folds = [rs.filter((_, i) => i % 2 === 0), rs.filter((_, i) => i % 2 === 1)];
+    const folds = [rs.filter((r) => r.series % 2 === 0), rs.filter((r) => r.series % 2 === 1)];
     const curves = [fitCurve(folds[1]), fitCurve(folds[0])]; // each fold scored by the other's curve
     const scored = K0S.map((k0) => {
       const rule = (r: PriorRecord, fold: number) => priorRule(r, { ...curves[fold], k0 });
@@ -269,7 +281,7 @@ function report(records: readonly PriorRecord[]): void {
   console.log(lines.join('\n'));
   console.log('\nper-step factors of the pooled validation errors, by class:');
   for (const [key, steps] of stepFactors) console.log(`${key}: ${steps.map((v) => v.toFixed(2)).join(' ')}`);
-  console.log('\nset group: series, coverage / MSIS — model intervals | per-series rule | with priors (cross-fitted)');
+  console.log('\nset group: validation windows, coverage / MSIS — model intervals | per-series rule | with priors (cross-fitted)');
   for (const set of [...new Set(records.map((r) => r.set))]) {
     const rs = records.filter((r) => r.set === set);
     const a = mean(rs, () => new Float64Array(64).fill(1));
@@ -315,7 +327,7 @@ if (!isMainThread && parentPort) {
   const { file, indices } = workerData as Job;
   const all = loadBenchmark(file);
   const name = file.split('/').slice(-1)[0].replace(/\.jsonl?(\.gz)?$/, '');
-  parentPort.postMessage(indices.map((i) => priorRecord(all[i], name)));
+  parentPort.postMessage(indices.flatMap((i) => Array.from({ length: VALIDATION_WINDOWS }, (_, w) => priorRecord(all[i], name, i, w + 1))));
 } else if (require.main === module) {
   main(process.argv.slice(2)).then(
     (code) => (process.exitCode = code),

@@ -21,6 +21,11 @@ test('priors are fitted on the training part only: its last horizon values are t
   assert.ok(!v.test.some((y) => y >= 1000) && !v.train.some((y) => y >= 1000));
   assert.ok(validationSplit(series(14, 6)), 'the shortest M3 series (14 yearly values) keeps 8');
   assert.equal(validationSplit(series(13, 6)), null);
+  // the window before: the 6 values before the last 6, forecast from the 8 before them
+  const w2 = validationSplit(series(20, 6), 2)!;
+  assert.deepEqual(w2.train, [1, 2, 3, 4, 5, 6, 7, 8]);
+  assert.deepEqual(w2.test, [9, 10, 11, 12, 13, 14]);
+  assert.equal(validationSplit(series(19, 6), 2), null);
 });
 
 test('fitCurve recovers a log-linear factor curve from errors at known multiples of the interval reach', () => {
@@ -32,6 +37,7 @@ test('fitCurve recovers a log-linear factor curve from errors at known multiples
     const u = (i + 1) / 40;
     return {
       set: 's',
+      series: i,
       model: 'm',
       period: 1,
       length: 's',
