@@ -12,14 +12,14 @@
  * Per series (in worker threads, as the facade forecasts with `auto`): the route's forecast of the
  * validation window without calibration, and the facade's 3-origin backtest of the same model on
  * the history before it. Per class
- * (route model, seasonal period, length class of the history, at least `MIN_CLASS` series; `*` =
- * every length, at least `MIN_POOLED`): the per-step
+ * (route model, seasonal period, length class of the history, at least `MIN_CLASS` validation
+ * windows; `*` = every length, at least `MIN_POOLED`): the per-step
  * conformal factors of the pooled validation errors, q̂₀.₉₅(|e| / reach) (reach = the model's 95%
  * interval's distance from the mean on the error's side), and the curve
  * exp(a + b·ln k + c·ln²k) fitted to them by least squares; then the shrinkage `k0` of the series' own
  * backtest evidence (from 1, 3, 10, 30) that gives the lowest MSIS with coverage in `COVERAGE_WINDOW`
- * under two-fold cross-fitting (the curve fitted on the even series scores the odd ones and vice
- * versa). Printed per file and group: coverage / MSIS of the model's own intervals, of the
+ * under two-fold cross-fitting (the curve fitted on the even-numbered series' windows scores the
+ * odd ones' and vice versa). Printed per file and group: coverage / MSIS of the model's own intervals, of the
  * per-series rule without priors, and cross-fitted with the priors. Intermittent series (the
  * Croston route) have no prior and are left out.
  */

@@ -57,8 +57,9 @@ export function lengthClass(n: number): LengthClass {
  * i.e. the training parts of every continuous series of the shared data (the intermittent car
  * parts use the Croston route, which has none); the validation windows are each training part's
  * last `horizon` values and the `horizon` values before them (`VALIDATION_WINDOWS` in
- * evaluate-prior.ts; the counts in `fittedOn` are windows, not series). `fittedOn`: the series per file and group, and the class's cross-fitted
- * coverage / MSIS of 95% intervals on those validation windows, model intervals → with the prior.
+ * evaluate-prior.ts). `fittedOn`: the validation windows per file and group (two per series
+ * where the history allows), and the class's cross-fitted coverage / MSIS of 95% intervals on
+ * those windows, model intervals → with the prior.
  */
 export const CALIBRATION_PRIORS: readonly CalibrationPrior[] = [
   {
