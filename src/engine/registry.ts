@@ -68,6 +68,8 @@ const ENTRIES: Record<string, RegistryEntry> = {
   croston: { family: croston, description: "Croston's method for intermittent demand" },
   sba: { family: croston, options: { method: 'sba' }, description: 'Syntetos–Boylan approximation (bias-corrected Croston)' },
   tsb: { family: croston, options: { method: 'tsb' }, description: 'Teunter–Syntetos–Babai: demand probability smoothed every period' },
+  'tsb-slow': { family: croston, options: { method: 'tsb', beta: 0.05 }, description: 'TSB with a slowly adapting demand probability (β = 0.05, α = 0.1)' },
+  'tsb-fast': { family: croston, options: { method: 'tsb', alpha: 0.2, beta: 0.2 }, description: 'TSB with fast adapting demand probability and size (α = β = 0.2)' },
 };
 
 /** Registered plain names, sorted. */
@@ -183,8 +185,20 @@ export function keepsOwnIntervals(name: string): boolean {
   return parts.length > 0 && parts.every((p) => registryEntry(p.replace(/@\d+$/, ''))?.family === croston);
 }
 
-/** `auto` for intermittent demand (many zeros): the Croston family, chosen per series by backtest CRPS. */
-export const AUTO_INTERMITTENT_MODEL = 'select:sba/tsb/croston';
+/**
+ * `auto` for intermittent demand and low counts: a linear pool (mixture) of three TSB models that
+ * adapt at different speeds (β = 0.05, 0.1, 0.2 for the demand probability), i.e. the demand
+ * law averaged over how fast demand is thought to change instead of betting on one speed.
+ * Chosen on validation windows only (car parts, the last 12 months of each training part forecast
+ * from the 27 before them; 2,509 series, count-valued; this route for every intermittent or
+ * low-count window): per-series selection among SBA, TSB and Croston by backtest CRPS (the earlier
+ * route) MASE 1.466 / SPL 0.796, TSB alone 1.508 / 0.635, this pool 1.506 / 0.627 (α=β=0.05 +
+ * TSB + α=β=0.2 1.512 / 0.630; five speeds 1.506 / 0.627; quantile-averaged TSB + SBA + Croston
+ * 1.602 / 0.773). Why not selection: three overlapping backtest origins on four years of mostly
+ * zeros cannot tell the methods apart, and choosing cost SPL. On the test windows (all 2,509,
+ * engine 1.2.0): 1.127 / 0.434, TSB alone 1.132 / 0.435, the selection 1.136 / 0.472.
+ */
+export const AUTO_INTERMITTENT_MODEL = 'mix:tsb-slow+tsb+tsb-fast';
 
 /** Share of zeros from which a non-negative series counts as intermittent (Syntetos & Boylan 2005 use ADI > 1.32, i.e. about 25% zeros). */
 export const INTERMITTENT_ZERO_SHARE = 0.3;
@@ -238,9 +252,37 @@ export const AUTO_LONG_NONSEASONAL_MODEL = 'dotm+ets-fast';
 /** Observations from which a non-seasonal series is long (`AUTO_LONG_NONSEASONAL_MODEL`; the `l` class of the calibration priors). */
 export const LONG_SERIES = 50;
 
+/**
+ * Mean from which count data is no longer "low counts": under it a Poisson law has P(0) ≥ 5%,
+ * so the atom at zero and the integer steps matter and the Croston-family hurdle laws fit better
+ * than continuous models. Evidence (validation windows only, the 326 car-parts windows that are
+ * count data with fewer than 30% zeros, all with means ≤ 2.2): TSB MASE 2.07 / SPL 0.833 against
+ * Theta + DOTM + ETS 3.00 / 0.956. Car parts is the only count-valued set in the shared data, so
+ * the threshold rests on that set and on the Poisson argument, not on a second set.
+ */
+export const LOW_COUNT_MEAN = 3;
+
+/**
+ * True for count data (`info.kind` = count) whose mean over the observed history is under
+ * `LOW_COUNT_MEAN`. Leading zeros count here (unlike `isIntermittent`): a count series that has
+ * just started (car parts: 26 zeros, then one sale of 3) has shown too little to fit a continuous
+ * model to, and the hurdle law is the better description of it.
+ */
+export function isLowCount(y: ArrayLike<number>, info: SeriesInfo): boolean {
+  if (info.kind !== 'count') return false;
+  let sum = 0;
+  let n = 0;
+  for (let i = 0; i < y.length; i++) {
+    if (Number.isNaN(y[i])) continue;
+    sum += y[i];
+    n++;
+  }
+  return n > 0 && sum / n < LOW_COUNT_MEAN;
+}
+
 /** The registry name `auto` stands for on this series (see `AUTO_MODEL`). */
 export function autoModelName(y: ArrayLike<number>, info: SeriesInfo): string {
-  if (isIntermittent(y)) return AUTO_INTERMITTENT_MODEL;
+  if (isIntermittent(y) || isLowCount(y, info)) return AUTO_INTERMITTENT_MODEL;
   if (info.period === 7) return AUTO_DAILY_MODEL;
   const usable = [...new Set([info.period, ...(info.periods ?? [])])].filter((p) => p > 1 && y.length >= 3 * p);
   if (usable.length >= 2) return AUTO_MULTI_SEASONAL_MODEL;

@@ -1,7 +1,7 @@
 import { test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import { forecastSeries, InsufficientDataError, InvalidSeriesError, UnknownModelError } from '../../../src/engine/index';
-import { AUTO_EXTRA_PERIOD_MODEL, AUTO_LONG_NONSEASONAL_MODEL, AUTO_MODEL, AUTO_MULTI_SEASONAL_MODEL, LONG_SERIES } from '../../../src/engine/registry';
+import { AUTO_EXTRA_PERIOD_MODEL, AUTO_INTERMITTENT_MODEL, AUTO_LONG_NONSEASONAL_MODEL, AUTO_MODEL, AUTO_MULTI_SEASONAL_MODEL, LONG_SERIES, LOW_COUNT_MEAN } from '../../../src/engine/registry';
 import { Rng } from '../../../src/engine/rng';
 
 function seasonal(n: number, seed: number): Float64Array {
@@ -67,10 +67,16 @@ test('auto routes by series shape: intermittent → Croston family, several peri
   const rng = new Rng(3);
   const sparse = Array.from({ length: 80 }, () => (rng.uniform() < 0.6 ? 0 : 1 + rng.int(5)));
   const r1 = forecastSeries(sparse, { period: 1, kind: 'count' }, { horizon: 5 });
-  assert.match(r1.requestedModel, /^select:sba/);
+  assert.equal(r1.requestedModel, AUTO_INTERMITTENT_MODEL);
   for (const s of r1.distribution.steps) {
     assert.ok(Number.isInteger(s.quantile(0.9)) && s.quantile(0.05) >= 0, 'count quantiles are non-negative integers');
   }
+  // low counts with few zeros: the same hurdle route for count data, not for continuous data or higher counts
+  const low = Array.from({ length: 48 }, (_, t) => (t % 7 === 0 ? 0 : 1 + (t % 3)));
+  assert.equal(forecastSeries(low, { period: 12, kind: 'count' }, { horizon: 6 }).requestedModel, AUTO_INTERMITTENT_MODEL);
+  assert.equal(forecastSeries(low, { period: 12 }, { horizon: 6, confidence: false }).requestedModel, AUTO_MODEL);
+  const higher = low.map((v) => v + LOW_COUNT_MEAN);
+  assert.equal(forecastSeries(higher, { period: 12, kind: 'count' }, { horizon: 6, confidence: false }).requestedModel, AUTO_MODEL);
   const hourly = Array.from({ length: 24 * 7 * 4 }, (_, t) => 50 + 10 * Math.sin((2 * Math.PI * t) / 24) + 5 * Math.sin((2 * Math.PI * t) / 168) + rng.normal());
   const r2 = forecastSeries(hourly, { period: 24, periods: [24, 168] }, { horizon: 24, confidence: false });
   assert.equal(r2.requestedModel, AUTO_MULTI_SEASONAL_MODEL);
