@@ -32,6 +32,7 @@ import { ForecastPool } from './oracle/forecast-pool';
 import { oracleService } from './oracle/oracle-service';
 import { QueryStore } from './oracle/query-store';
 import { SeriesLoader } from './oracle/series-loader';
+import { RelationStore } from './graph/relation-store';
 
 /** Everything the endpoints may need. */
 export interface ServiceContext {
@@ -42,6 +43,7 @@ export interface ServiceContext {
   readonly accounts: AccountStore;
   readonly usage: UsageStore;
   readonly entities: EntityStore;
+  readonly relations: RelationStore;
   readonly observations: ObservationStore;
   readonly idempotency: IdempotencyStore;
   readonly cursors: CursorCodec;
@@ -91,6 +93,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
     accounts: new AccountStore(database, clock),
     usage: new UsageStore(database, (error) => log.warn('usage count flush failed; retrying', { error })),
     entities: new EntityStore(database),
+    relations: new RelationStore(database),
     observations,
     idempotency: new IdempotencyStore(database),
     cursors: new CursorCodec(await serverSecret(database, 'cursor')),

@@ -1,0 +1,148 @@
+/**
+ * Storage of relations (directed, typed edges between two entities of one account): create,
+ * list with keyset pagination, delete, the cycle check, and the neighbour reads traversal and
+ * hierarchies are built from. Every query is scoped by account.
+ */
+import { sql } from 'kysely';
+import type { Database, Queryable } from '../store/database';
+import { prepared } from '../store/prepared';
+
+/** A relation as stored. */
+export interface RelationRecord {
+  readonly parent: string;
+  readonly child: string;
+  readonly kind: string;
+  readonly createTime: number;
+}
+
+/** Filters of `list`; every given one must match. */
+export interface RelationFilter {
+  readonly parent?: string;
+  readonly child?: string;
+  readonly kind?: string;
+}
+
+/** A keyset position: the (parent, kind, child) of the last relation of a page. */
+export type RelationPosition = readonly [parent: string, kind: string, child: string];
+
+/** One edge as traversal sees it. */
+export interface Edge {
+  readonly parent: string;
+  readonly child: string;
+}
+
+/** Entities per IN-list: well under SQLite's and PostgreSQL's parameter limits. */
+const IN_CHUNK = 500;
+
+function toRecord(row: { parent: string; child: string; kind: string; create_time: number }): RelationRecord {
+  return { parent: row.parent, child: row.child, kind: row.kind, createTime: Number(row.create_time) };
+}
+
+export class RelationStore {
+  /** Children of one entity by one kind: read for every node of a traversal or hierarchy walk. */
+  private readonly childrenOf;
+
+  constructor(readonly database: Database) {
+    const db = database.db;
+    this.childrenOf = prepared<{ account: string; parent: string; kind: string }, { child: string }>(database, (p) =>
+      db.selectFrom('relations').select('child').where('account_id', '=', p.account).where('parent', '=', p.parent).where('kind', '=', p.kind).orderBy('child'),
+    );
+  }
+
+  /**
+   * Serialise writers of one account's relations of one kind until the transaction ends, so a
+   * cycle check and its insert are atomic against another request's. PostgreSQL: a
+   * transaction-scoped advisory lock (READ COMMITTED would let two transactions each miss the
+   * other's uncommitted edge). SQLite: nothing to do — every write transaction runs on the one
+   * writer connection, one at a time, and a second process's write waits for the file lock.
+   */
+  async lockKind(trx: Queryable, accountId: string, kind: string): Promise<void> {
+    if (this.database.dialect !== 'postgres') return;
+    await sql`SELECT pg_advisory_xact_lock(hashtext(${`relations\u0000${accountId}\u0000${kind}`}))`.execute(trx);
+  }
+
+  /** True if `descendant` is reachable from `ancestor` by edges of `kind` (or is it). */
+  async reaches(q: Queryable, accountId: string, ancestor: string, descendant: string, kind: string): Promise<boolean> {
+    if (ancestor === descendant) return true;
+    // UNION (not UNION ALL) makes the recursion stop on cycles; there are none, but be safe.
+    const res = await sql<{ hit: number }>`
+      WITH RECURSIVE down(e) AS (
+        SELECT child FROM relations WHERE account_id = ${accountId} AND parent = ${ancestor} AND kind = ${kind}
+        UNION
+        SELECT r.child FROM relations r JOIN down ON r.parent = down.e WHERE r.account_id = ${accountId} AND r.kind = ${kind}
+      )
+      SELECT 1 AS hit FROM down WHERE e = ${descendant} LIMIT 1`.execute(q);
+    return res.rows.length > 0;
+  }
+
+  /** Insert a relation if absent; returns the stored relation. */
+  async add(q: Queryable, accountId: string, parent: string, child: string, kind: string, now: number): Promise<RelationRecord> {
+    await q
+      .insertInto('relations')
+      .values({ account_id: accountId, parent, child, kind, create_time: now })
+      .onConflict((oc) => oc.columns(['account_id', 'parent', 'child', 'kind']).doNothing())
+      .execute();
+    const row = await q
+      .selectFrom('relations')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .where('parent', '=', parent)
+      .where('child', '=', child)
+      .where('kind', '=', kind)
+      .executeTakeFirstOrThrow();
+    return toRecord(row);
+  }
+
+  /** Relations matching `filter` after `after` (exclusive) in (parent, kind, child) order, at most `limit`. */
+  async list(accountId: string, filter: RelationFilter, after: RelationPosition | undefined, limit: number): Promise<RelationRecord[]> {
+    let query = this.database.db.selectFrom('relations').selectAll().where('account_id', '=', accountId);
+    if (filter.parent !== undefined) query = query.where('parent', '=', filter.parent);
+    if (filter.child !== undefined) query = query.where('child', '=', filter.child);
+    if (filter.kind !== undefined) query = query.where('kind', '=', filter.kind);
+    if (after) {
+      const [p, k, c] = after;
+      query = query.where((eb) =>
+        eb.or([eb('parent', '>', p), eb.and([eb('parent', '=', p), eb('kind', '>', k)]), eb.and([eb('parent', '=', p), eb('kind', '=', k), eb('child', '>', c)])]),
+      );
+    }
+    const rows = await query.orderBy('parent').orderBy('kind').orderBy('child').limit(limit).execute();
+    return rows.map(toRecord);
+  }
+
+  /** Delete one relation; the deleted record, or undefined when there was none. */
+  async delete(accountId: string, parent: string, child: string, kind: string): Promise<RelationRecord | undefined> {
+    return this.database.transaction(async (trx) => {
+      const match = trx.selectFrom('relations').selectAll().where('account_id', '=', accountId).where('parent', '=', parent).where('child', '=', child).where('kind', '=', kind);
+      const row = await match.executeTakeFirst();
+      if (!row) return undefined;
+      await trx.deleteFrom('relations').where('account_id', '=', accountId).where('parent', '=', parent).where('child', '=', child).where('kind', '=', kind).execute();
+      return toRecord(row);
+    });
+  }
+
+  /** Children of one entity by `kind`, ascending (a prepared, cached read). */
+  async children(accountId: string, parent: string, kind: string): Promise<string[]> {
+    return (await this.childrenOf({ account: accountId, parent, kind })).map((r) => r.child);
+  }
+
+  /**
+   * Every edge of `kind` touching `entities` in the given direction(s): `down` = edges whose
+   * parent is one of them, `up` = edges whose child is one of them. One query per chunk of 500.
+   */
+  async edgesOf(accountId: string, entities: readonly string[], kind: string, direction: 'down' | 'up'): Promise<Edge[]> {
+    const out: Edge[] = [];
+    const column = direction === 'down' ? 'parent' : 'child';
+    for (let i = 0; i < entities.length; i += IN_CHUNK) {
+      const chunk = entities.slice(i, i + IN_CHUNK);
+      const rows = await this.database.db
+        .selectFrom('relations')
+        .select(['parent', 'child'])
+        .where('account_id', '=', accountId)
+        .where('kind', '=', kind)
+        .where(column, 'in', chunk)
+        .execute();
+      for (const r of rows) out.push({ parent: r.parent, child: r.child });
+    }
+    return out;
+  }
+}
