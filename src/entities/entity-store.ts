@@ -97,6 +97,18 @@ export class EntityStore {
     return this.hydrate(q, accountId, await query.orderBy('entity').limit(limit).execute());
   }
 
+  /** Several entities of the account with axes and parents (absent ones are left out), in no particular order. */
+  async getMany(accountId: string, entities: readonly string[]): Promise<EntityRecord[]> {
+    const q = this.database.db;
+    const out: EntityRecord[] = [];
+    // chunks of 500: well under SQLite's and PostgreSQL's parameter limits
+    for (let i = 0; i < entities.length; i += 500) {
+      const rows = await q.selectFrom('entities').selectAll().where('account_id', '=', accountId).where('entity', 'in', entities.slice(i, i + 500)).execute();
+      out.push(...(await this.hydrate(q, accountId, rows)));
+    }
+    return out;
+  }
+
   /** Attach axes and parents to entity rows with two queries for the whole set. */
   private async hydrate(q: Queryable, accountId: string, rows: readonly EntityRow[]): Promise<EntityRecord[]> {
     if (rows.length === 0) return [];
