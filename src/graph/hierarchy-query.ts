@@ -11,7 +11,7 @@ import type { Forecast } from '../../gen/forecast/v1/oracle_service.pb';
 import { formatTime } from '../clock';
 import type { EntityRecord, EntityStore } from '../entities/entity-store';
 import { timeOf } from '../entities/frequency';
-import { DEFAULT_DRAWS, type ReconcileMethod } from '../engine/reconcile/index';
+import { DEFAULT_DRAWS, ORIGIN_DRAWS, type ReconcileMethod } from '../engine/reconcile/index';
 import type { ForecastJobResult } from '../oracle/forecast-job';
 import type { ForecastPool } from '../oracle/forecast-pool';
 import type { LoadedSeries, SeriesLoader } from '../oracle/series-loader';
@@ -154,7 +154,7 @@ export class DepthQueries {
         if (steps > MAX_NODE_HORIZON) {
           return { ok: false as const, reason: `its data end ${steps - q.horizon} steps before the others'; at most ${MAX_NODE_HORIZON} steps are forecast` };
         }
-        return runNodeJob(this.deps.pool, nodeJob(hierarchy.records.get(n.entity)!, a.kind, n.series, steps, { levels: [], detail: { draws: DEFAULT_DRAWS } }));
+        return runNodeJob(this.deps.pool, nodeJob(hierarchy.records.get(n.entity)!, a.kind, n.series, steps, { levels: [], detail: { draws: DEFAULT_DRAWS, originDraws: ORIGIN_DRAWS } }));
       }),
     );
     const rootOutcome = outcomes[0];

@@ -9,9 +9,13 @@ import type { ForecastResult } from '../engine/index';
 import { crps } from '../engine/metrics';
 import { quantileGrid } from '../engine/reconcile/index';
 
-/** A job's request for detail: `draws` stratified draws of the forecast step. */
+/**
+ * A job's request for detail: `draws` stratified draws of the forecast step, `originDraws` of
+ * each backtest origin's (fewer: they only feed the CRPS behind `confidence`).
+ */
 export interface DetailRequest {
   readonly draws: number;
+  readonly originDraws: number;
 }
 
 /** One backtest origin of a node, at the forecast step. */
@@ -51,7 +55,7 @@ export function nodeDetail(result: ForecastResult, series: ArrayLike<number>, h:
       origin: o.origin,
       errors: Float64Array.from({ length: h }, (_, k) => at(k) - o.forecast.mean[k]),
       mean: o.forecast.mean[h - 1],
-      grid: quantileGrid(o.forecast.steps[h - 1], request.draws),
+      grid: quantileGrid(o.forecast.steps[h - 1], request.originDraws),
       actual,
       baselineCrps: baseline && Number.isFinite(actual) ? crps(baseline, actual) : NaN,
     };

@@ -7,7 +7,7 @@
  * bit-identical output.
  */
 import { buildReconciler, type ReconcileMethod } from './methods';
-import { independentRanks, reconcileDraws, residualCopula, type ReconciledDraws } from './probabilistic';
+import { independentRanks, reconcileDraws, residualCopula, type CopulaRanks, type ReconciledDraws } from './probabilistic';
 import type { ErrorRows } from './errors';
 import type { HierarchyStructure } from './structure';
 
@@ -19,12 +19,14 @@ export type { ReconciledDraws } from './probabilistic';
 
 /** Draws per node per step the service reconciles (enough for 1%-level quantiles). */
 export const DEFAULT_DRAWS = 500;
+/** Draws per node of each backtest origin (they only feed a mean CRPS, `confidence`). */
+export const ORIGIN_DRAWS = 200;
 
 /** The base forecasts of one step (or one backtest origin) for every node. */
 export interface BaseStep {
   /** Per node, the base mean. */
   readonly means: ArrayLike<number>;
-  /** Per node, K draws of the base marginal (`quantileGrid`), same K for all. */
+  /** Per node, K draws of the base marginal (`quantileGrid`), the same K for every node of a step. */
   readonly draws: readonly ArrayLike<number>[];
 }
 
@@ -53,23 +55,28 @@ export interface ReconcileOutput {
   readonly warnings: readonly string[];
 }
 
-/** Reconcile every step of `input` with one fitted map and one copula (see the file comment). */
+/** Reconcile every step of `input` with one fitted map and the errors' copula (see the file comment). */
 export function reconcile(input: ReconcileInput): ReconcileOutput {
   const { structure, steps } = input;
   const reconciler = buildReconciler(structure, input.method, input.errors.covariance);
   const warnings = [...reconciler.warnings];
-  const K = steps[0]?.draws[0]?.length ?? 0;
-  let ranks = residualCopula(input.errors.copula, K, input.seed);
-  if (!ranks) {
-    warnings.push('fewer than 2 times with an in-sample error for every node: the nodes\' draws were joined independently');
-    ranks = independentRanks(structure.nodes, K, input.seed);
-  }
-  const copula = ranks;
+  // one copula per number of draws (the steps may differ: backtest origins need fewer)
+  const copulas = new Map<number, CopulaRanks>();
+  const copulaFor = (K: number): CopulaRanks => {
+    let ranks = copulas.get(K) ?? residualCopula(input.errors.copula, K, input.seed);
+    if (!ranks) {
+      if (copulas.size === 0) warnings.push("fewer than 2 times with an in-sample error for every node: the nodes' draws were joined independently");
+      ranks = independentRanks(structure.nodes, K, input.seed);
+    }
+    copulas.set(K, ranks);
+    return ranks;
+  };
+  const reconciled = steps.map((s) => reconcileDraws(reconciler, s.means, s.draws, copulaFor(s.draws[0]?.length ?? 0), input.kind));
   return {
     method: reconciler.method,
     lambda: reconciler.lambda,
     errorSource: reconciler.method === 'mint_shrink' ? input.errors.source : null,
-    steps: steps.map((s) => reconcileDraws(reconciler, s.means, s.draws, copula, input.kind)),
+    steps: reconciled,
     warnings,
   };
 }
