@@ -52,13 +52,18 @@ export function relationEndpoints(deps: RelationEndpointDeps): Pick<ServiceImpl<
         if (parent === child) throw invalidArgument('child', 'must differ from parent');
         const relation = await relations.database.transaction(async (trx) => {
           await relations.lockKind(trx, accountId, kind);
+          // The write comes first: on SQLite the transaction then holds the write lock before it
+          // reads, so its reads cannot go stale (a checkpoint that restarts the WAL between a read
+          // and the first write fails that write with SQLITE_BUSY). The checks below roll it back.
+          const added = await relations.add(trx, accountId, parent, child, kind, ctx.clock.now());
           const found = await entities.existing(trx, accountId, [parent, child]);
           if (!found.has(parent)) throw invalidArgument('parent', `entity ${parent} does not exist`);
           if (!found.has(child)) throw invalidArgument('child', `entity ${child} does not exist`);
+          // The new edge runs parent → child, so it cannot itself make child reach parent.
           if (await relations.reaches(trx, accountId, child, parent, kind)) {
             throw invalidArgument('child', `${child} already reaches ${parent} by ${kind} relations: the relation would close a cycle`);
           }
-          return relations.add(trx, accountId, parent, child, kind, ctx.clock.now());
+          return added;
         });
         return { relation: toRelationMessage(relation) };
       },

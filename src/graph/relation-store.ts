@@ -5,7 +5,6 @@
  */
 import { sql } from 'kysely';
 import type { Database, Queryable } from '../store/database';
-import { prepared } from '../store/prepared';
 
 /** A relation as stored. */
 export interface RelationRecord {
@@ -39,15 +38,7 @@ function toRecord(row: { parent: string; child: string; kind: string; create_tim
 }
 
 export class RelationStore {
-  /** Children of one entity by one kind: read for every node of a traversal or hierarchy walk. */
-  private readonly childrenOf;
-
-  constructor(readonly database: Database) {
-    const db = database.db;
-    this.childrenOf = prepared<{ account: string; parent: string; kind: string }, { child: string }>(database, (p) =>
-      db.selectFrom('relations').select('child').where('account_id', '=', p.account).where('parent', '=', p.parent).where('kind', '=', p.kind).orderBy('child'),
-    );
-  }
+  constructor(readonly database: Database) {}
 
   /**
    * Serialise writers of one account's relations of one kind until the transaction ends, so a
@@ -109,20 +100,17 @@ export class RelationStore {
     return rows.map(toRecord);
   }
 
-  /** Delete one relation; the deleted record, or undefined when there was none. */
+  /** Delete one relation; the deleted record, or undefined when there was none. One statement. */
   async delete(accountId: string, parent: string, child: string, kind: string): Promise<RelationRecord | undefined> {
-    return this.database.transaction(async (trx) => {
-      const match = trx.selectFrom('relations').selectAll().where('account_id', '=', accountId).where('parent', '=', parent).where('child', '=', child).where('kind', '=', kind);
-      const row = await match.executeTakeFirst();
-      if (!row) return undefined;
-      await trx.deleteFrom('relations').where('account_id', '=', accountId).where('parent', '=', parent).where('child', '=', child).where('kind', '=', kind).execute();
-      return toRecord(row);
-    });
-  }
-
-  /** Children of one entity by `kind`, ascending (a prepared, cached read). */
-  async children(accountId: string, parent: string, kind: string): Promise<string[]> {
-    return (await this.childrenOf({ account: accountId, parent, kind })).map((r) => r.child);
+    const row = await this.database.db
+      .deleteFrom('relations')
+      .where('account_id', '=', accountId)
+      .where('parent', '=', parent)
+      .where('child', '=', child)
+      .where('kind', '=', kind)
+      .returningAll()
+      .executeTakeFirst();
+    return row ? toRecord(row) : undefined;
   }
 
   /**
