@@ -24,6 +24,13 @@ export interface Config {
   readonly maxGrpcMessageBytes: number;
   /** Public base URL used in links (`PUBLIC_BASE_URL`, default `http://HOST:HTTP_PORT`). */
   readonly publicBaseUrl?: string;
+  /**
+   * The master key sealing secrets at rest (`MASTER_KEY`: 32 bytes as base64 or hex), or a file
+   * holding it (`MASTER_KEY_FILE`). Neither: a key file beside the SQLite database, created on
+   * first start; required with PostgreSQL (`store/master-key.ts`).
+   */
+  readonly masterKey?: string;
+  readonly masterKeyFile?: string;
 }
 
 const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error', 'silent'];
@@ -53,5 +60,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxBodyBytes: maxBody,
     maxGrpcMessageBytes: 4 * 1024 * 1024,
     publicBaseUrl: env.PUBLIC_BASE_URL || undefined,
+    masterKey: env.MASTER_KEY || undefined,
+    masterKeyFile: env.MASTER_KEY_FILE || undefined,
   };
 }

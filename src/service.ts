@@ -23,7 +23,9 @@ import { idempotencyInterceptor, IdempotencyStore } from './rpc/idempotency';
 import { Pipeline } from './rpc/pipeline';
 import { buildMethodTable, type ServiceBinding } from './rpc/registry';
 import { openDatabase, type Database } from './store/database';
-import { serverSecret } from './store/secrets';
+import { loadSecretBox } from './store/master-key';
+import type { SecretBox } from './store/secret-box';
+import { serverSecret, verifyMasterKey } from './store/secrets';
 import { bindGrpc, createGrpcServer, shutdownGrpc } from './transport/grpc/server';
 import { createGateway, type RequestListener } from './transport/rest/gateway';
 import { RouteTable } from './transport/rest/route-table';
@@ -44,6 +46,8 @@ export interface ServiceContext {
   readonly clock: Clock;
   readonly log: Logger;
   readonly database: Database;
+  /** Seals secrets at rest under the master key (`store/secret-box.ts`). */
+  readonly secrets: SecretBox;
   readonly accounts: AccountStore;
   readonly usage: UsageStore;
   readonly entities: EntityStore;
@@ -87,9 +91,15 @@ export interface RunningService {
 export async function createService(config: Config, options: ServiceOptions = {}) {
   const clock = options.clock ?? systemClock;
   const log = options.log ?? createLogger(config.logLevel);
+  // The master key first: a misconfigured one fails before the database is touched.
+  const secrets = loadSecretBox(config);
   const database = await openDatabase(config.databaseUrl, {
     backgroundCheckpoints: true,
     onCheckpointFailure: (error) => log.warn('background WAL checkpoints failed; the writer checkpoints itself again', { error }),
+  });
+  await verifyMasterKey(database, secrets).catch(async (err) => {
+    await database.close();
+    throw err;
   });
   const descriptors: Descriptors = loadDescriptors([DESCRIPTOR_IMAGE, ...(options.extraDescriptors ?? [])]);
   const observations = new ObservationStore(database);
@@ -103,13 +113,14 @@ export async function createService(config: Config, options: ServiceOptions = {}
     clock,
     log,
     database,
+    secrets,
     accounts: new AccountStore(database, clock),
     usage: new UsageStore(database, (error) => log.warn('usage count flush failed; retrying', { error })),
     entities,
     relations,
     observations,
     idempotency: new IdempotencyStore(database),
-    cursors: new CursorCodec(await serverSecret(database, 'cursor')),
+    cursors: new CursorCodec(await serverSecret(database, secrets, 'cursor')),
     series,
     pool,
     queries: new QueryStore(database),
