@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { packageRoot } from '../src/rpc/descriptors';
 import { SERVER_NODE_FLAGS } from '../src/server-flags';
-import { printTable, type LoadResult } from './load';
+import { printTable, summary, type LoadResult } from './load';
 
 interface Tourism {
   readonly start: [number, number];
@@ -27,15 +27,8 @@ interface Tourism {
 /** An entity id part from a name: `[A-Za-z0-9._~-]` only. */
 const slug = (s: string) => s.replace(/[^A-Za-z0-9._~-]+/g, '-');
 
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? NaN;
-}
-
-function summary(name: string, latencies: number[]): LoadResult {
-  const s = [...latencies].sort((a, b) => a - b);
-  const seconds = s.reduce((a, b) => a + b, 0) / 1000;
-  return { name, requests: s.length, errors: 0, rps: s.length / seconds, p50: percentile(s, 0.5), p99: percentile(s, 0.99) };
-}
+/** One line of the table from latencies (requests/s over their sum: one request at a time). */
+const serial = (name: string, latencies: number[]) => summary(name, latencies, latencies.reduce((a, b) => a + b, 0) / 1000);
 
 function client(port: number, key: string) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
@@ -113,18 +106,18 @@ async function runGraphBench(): Promise<void> {
       pageTimes.push((await api.ok('POST', '/v1/paths/query', paths)).ms);
       nextTimes.push((await api.ok('POST', '/v1/paths/query', { ...paths, cursor: first.data.next_cursor })).ms);
     }
-    results.push(summary('paths, depth 3, first page of 200', pageTimes), summary('paths, depth 3, next page (cursor)', nextTimes));
+    results.push(serial('paths, depth 3, first page of 200', pageTimes), serial('paths, depth 3, next page (cursor)', nextTimes));
 
     // the depth-3 query: cold, then warm
     const query = { entity: total, depth: 3, horizon: 4 };
     const cold = await api.ok('POST', '/v1/oracle/query', query);
     const nodes = 1 + cold.data.descendants.length;
-    results.push(summary(`depth-3 query, cold (${nodes} nodes)`, [cold.ms]));
+    results.push(serial(`depth-3 query, cold (${nodes} nodes)`, [cold.ms]));
     const warm: number[] = [];
     for (let i = 0; i < 40; i++) warm.push((await api.ok('POST', '/v1/oracle/query', query)).ms);
-    results.push(summary('depth-3 query, warm', warm));
+    results.push(serial('depth-3 query, warm', warm));
     const other = await api.ok('POST', '/v1/oracle/query', { ...query, reconciliation: 'wls_struct' });
-    results.push(summary('depth-3 query, fits cached, new method', [other.ms]));
+    results.push(serial('depth-3 query, fits cached, new method', [other.ms]));
 
     console.log(`\nGraph: Australian tourism hierarchy through the API (${nodes} entities, 304 × 80 quarterly observations; loaded in ${loadSeconds.toFixed(1)} s)`);
     printTable(results);

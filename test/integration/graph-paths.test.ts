@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import { GraphServiceClient, type QueryPathsRequest } from '../../gen/forecast/v1/graph_service.pb';
 import { grpcCall, rest, type Outcome } from '../helpers/dual';
+import { collectPages, nextCursor } from '../helpers/graph-pages';
 import { startTestService, type TestService } from '../helpers/service';
 
 let t: TestService;
@@ -76,24 +77,12 @@ function query(protocol: Protocol, body: Record<string, unknown>, k = key): Prom
   return grpcCall(client, client.queryPaths, k, req);
 }
 
-const nextCursor = (o: Outcome) => (o.protocol === 'rest' ? o.data.next_cursor : o.data.nextCursor) as string;
 /** A path as `a>b<c` (`>` a step down, `<` a step up). */
 const show = (p: any) => p.nodes.map((n: any, i: number) => (i === 0 ? '' : n.step === 'down' ? '>' : '<') + n.entity).join('');
 
-/** Every path of a query, page by page; also checks each page's size. */
-async function walk(protocol: Protocol, body: Record<string, unknown>, pageSize: number): Promise<string[]> {
-  const out: string[] = [];
-  let cursor = '';
-  for (let pages = 0; pages < 100; pages++) {
-    const o = await query(protocol, { ...body, page_size: pageSize, ...(cursor ? { cursor } : {}) });
-    assert.equal(o.code, 'ok', o.message);
-    assert.ok(o.data.paths.length <= pageSize);
-    out.push(...o.data.paths.map(show));
-    cursor = nextCursor(o);
-    if (!cursor) return out;
-  }
-  throw new Error('paging did not end');
-}
+/** Every path of a query, page by page. */
+const walk = (protocol: Protocol, body: Record<string, unknown>, pageSize: number): Promise<string[]> =>
+  collectPages((cursor) => query(protocol, { ...body, page_size: pageSize, ...(cursor ? { cursor } : {}) }), (o) => o.data.paths.map(show), pageSize);
 
 for (const protocol of ['rest', 'grpc'] as const) {
   describe(`paths over ${protocol}`, () => {

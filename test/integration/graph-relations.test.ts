@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import { EntityServiceClient } from '../../gen/forecast/v1/entity_service.pb';
 import { grpcCall, rest, type Outcome } from '../helpers/dual';
+import { collectPages, nextCursor } from '../helpers/graph-pages';
 import { startTestService, type TestService } from '../helpers/service';
 
 let t: TestService;
@@ -48,22 +49,10 @@ function remove(protocol: Protocol, kind: string, parent: string, child: string,
   return grpcCall(client, client.deleteRelation, k, { kind, parent, child });
 }
 
-const nextCursor = (o: Outcome) => (o.protocol === 'rest' ? o.data.next_cursor : o.data.nextCursor) as string;
 const triple = (r: any) => `${r.parent} ${r.kind} ${r.child}`;
 
-async function listAll(protocol: Protocol, filter: { parent?: string; child?: string; kind?: string }, pageSize: number): Promise<string[]> {
-  const out: string[] = [];
-  let cursor = '';
-  for (let pages = 0; pages < 50; pages++) {
-    const o = await list(protocol, filter, pageSize, cursor);
-    assert.equal(o.code, 'ok', o.message);
-    assert.ok(o.data.relations.length <= pageSize);
-    out.push(...o.data.relations.map(triple));
-    cursor = nextCursor(o);
-    if (!cursor) return out;
-  }
-  throw new Error('paging did not end');
-}
+const listAll = (protocol: Protocol, filter: { parent?: string; child?: string; kind?: string }, pageSize: number): Promise<string[]> =>
+  collectPages((cursor) => list(protocol, filter, pageSize, cursor), (o) => o.data.relations.map(triple), pageSize);
 
 describe('relations', () => {
   test('any kind can be created; contains is the default; creating again returns the same relation', async () => {

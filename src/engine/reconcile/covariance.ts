@@ -24,18 +24,20 @@ export interface ShrunkCovariance {
  */
 export function completeRows(residuals: readonly ArrayLike<number>[]): { X: Float64Array; T: number } {
   const n = residuals.length;
-  const len = Math.min(...residuals.map((r) => r.length));
-  const rows: number[] = [];
-  for (let t = 0; t < len; t++) {
-    let ok = true;
-    for (let i = 0; i < n && ok; i++) ok = Number.isFinite(residuals[i][t]);
-    if (ok) rows.push(t);
-  }
+  const rows = completeRowIndices(residuals);
   const X = new Float64Array(rows.length * n);
   rows.forEach((t, r) => {
     for (let i = 0; i < n; i++) X[r * n + i] = residuals[i][t];
   });
   return { X, T: rows.length };
+}
+
+/** Indices of the rows (time points) where every series has a finite value. */
+export function completeRowIndices(residuals: readonly ArrayLike<number>[]): number[] {
+  const len = residuals.length === 0 ? 0 : Math.min(...residuals.map((r) => r.length));
+  const rows: number[] = [];
+  for (let t = 0; t < len; t++) if (residuals.every((r) => Number.isFinite(r[t]))) rows.push(t);
+  return rows;
 }
 
 /**

@@ -17,6 +17,7 @@
  * non-negative, and the reported mean is the draws' mean.
  */
 import { Rng } from '../rng';
+import { completeRowIndices } from './covariance';
 import { atomsOf, type Reconciler } from './methods';
 import { aggregate } from './structure';
 
@@ -29,14 +30,7 @@ export type CopulaRanks = readonly Int32Array[];
  * joins the nodes independently, see `independentRanks`).
  */
 export function residualCopula(residuals: readonly ArrayLike<number>[], draws: number, seed: number): CopulaRanks | null {
-  const n = residuals.length;
-  const len = Math.min(...residuals.map((r) => r.length));
-  const rows: number[] = [];
-  for (let t = 0; t < len; t++) {
-    let ok = true;
-    for (let i = 0; i < n && ok; i++) ok = Number.isFinite(residuals[i][t]);
-    if (ok) rows.push(t);
-  }
+  const rows = completeRowIndices(residuals);
   if (rows.length < 2) return null;
   const rng = new Rng(seed);
   const tau = Int32Array.from({ length: draws }, () => rows[rng.int(rows.length)]);
