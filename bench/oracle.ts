@@ -106,7 +106,7 @@ async function runOracleBench(): Promise<void> {
 
   // warm, fixed rate
   const md = { authorization: `Bearer ${info.key}` };
-  const request = Buffer.from(QueryRequest.encode({ entity: 'sku:b1', depth: 0, includeManifest: false, axes: [], horizon: 7, thresholds: [], quantiles: [] }).finish());
+  const request = Buffer.from(QueryRequest.encode({ entity: 'sku:b1', depth: 0, includeManifest: false, axes: [], horizon: 7, thresholds: [], quantiles: [], reconciliation: '' }).finish());
   const caller = grpcCaller(`127.0.0.1:${info.grpc}`, '/forecast.v1.OracleService/Query', request, md);
   const warm = await warmRounds(
     [
