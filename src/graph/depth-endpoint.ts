@@ -56,13 +56,16 @@ function seriesFacts(series: LoadedSeries) {
  */
 function recordEntries(result: DepthResult): AxisRecordOfQuery[] {
   const fitted = new Set<string>();
+  const inputOf = new Map(result.inputs.map((i) => [`${i.entity}\u0000${i.axis}`, i]));
+  const kindOf = new Map(result.inputs.map((i) => [i.axis, i.kind]));
   const models = result.models.map((m) => {
-    if (!m.aggregated) fitted.add(`${m.entity}\u0000${m.axis}`);
-    const input = result.inputs.find((i) => i.entity === m.entity && i.axis === m.axis);
+    const key = `${m.entity}\u0000${m.axis}`;
+    if (!m.aggregated) fitted.add(key);
+    const input = inputOf.get(key);
     return {
       entity: m.entity,
       axis: m.axis,
-      kind: result.inputs.find((i) => i.axis === m.axis)?.kind ?? '',
+      kind: kindOf.get(m.axis) ?? '',
       aggregated: m.aggregated,
       ...(input && !m.aggregated ? seriesFacts(input.series) : { observations: 0, firstTime: '', lastTime: '', seriesDigest: m.seriesDigest }),
       model: m.result.model,
