@@ -223,3 +223,21 @@ test('no data anywhere beneath: 422 insufficient_data', async () => {
   assert.equal(o.code, 'insufficient_data');
   assert.match(o.message, /no observations, and no leaf beneath it has any/);
 });
+
+test('a hierarchy of more than 5,000 entities: 400 naming the limit, on both protocols', async () => {
+  const big = await t.account('enterprise');
+  const { entities, relations, database } = t.service.ctx;
+  await database.transaction(async (trx) => {
+    await entities.upsertRow(trx, big.accountId, { entity: 'hub:h', type: 'hub', displayName: '', frequency: 'P1D', seasonLength: 7 }, 0);
+    await entities.upsertAxes(trx, big.accountId, 'hub:h', [{ name: 'revenue', unit: '', kind: 'continuous' }]);
+    for (let i = 0; i < 5000; i++) {
+      await entities.upsertRow(trx, big.accountId, { entity: `spoke:s${i}`, type: 'spoke', displayName: '', frequency: 'P1D', seasonLength: 7 }, 0);
+      await relations.add(trx, big.accountId, 'hub:h', `spoke:s${i}`, 'contains', 0);
+    }
+  });
+  for (const protocol of ['rest', 'grpc'] as const) {
+    const o = await query(protocol, { entity: 'hub:h', depth: 1 }, big.key);
+    assert.equal(o.code, 'invalid_argument');
+    assert.match(o.message, /^depth: .*more than 5000 entities; at most 5000/);
+  }
+});
