@@ -49,7 +49,7 @@ export class RelationStore {
    */
   async lockKind(trx: Queryable, accountId: string, kind: string): Promise<void> {
     if (this.database.dialect !== 'postgres') return;
-    await sql`SELECT pg_advisory_xact_lock(hashtext(${`relations\u0000${accountId}\u0000${kind}`}))`.execute(trx);
+    await sql`SELECT pg_advisory_xact_lock(hashtext(${`relations|${accountId}|${kind}`}))`.execute(trx);
   }
 
   /** True if `descendant` is reachable from `ancestor` by edges of `kind` (or is it). */
