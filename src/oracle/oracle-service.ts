@@ -19,8 +19,7 @@ import type { QueryStore } from './query-store';
 import { ENGINE_INFO, seasonalInfo, seedOf } from './engine-info';
 import type { SeriesLoader } from './series-loader';
 import { DEFAULT_QUANTILE_LEVELS } from './summary';
-import type { ReconcileMethod } from '../engine/reconcile/index';
-import { answerDepthQuery, checkReconciliation } from '../graph/depth-endpoint';
+import { answerDepthQuery, checkReconciliation, type CheckedDepthRequest } from '../graph/depth-endpoint';
 import type { DepthQueries } from '../graph/hierarchy-query';
 
 export const MAX_DEPTH = 8;
@@ -40,14 +39,8 @@ export interface OracleDeps {
   readonly depthQueries: DepthQueries;
 }
 
-interface CheckedRequest {
+interface CheckedRequest extends CheckedDepthRequest {
   readonly entity: string;
-  readonly depth: number;
-  readonly horizon: number;
-  readonly axes: readonly string[];
-  readonly thresholds: readonly number[] | undefined;
-  readonly levels: readonly number[];
-  readonly method: ReconcileMethod;
 }
 
 /** Validate the request fields that do not need the entity. */
