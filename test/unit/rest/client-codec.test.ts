@@ -121,5 +121,5 @@ test('reading rejects JSON of the wrong shape, naming the field', () => {
   assert.throws(() => fromJson(axis, { entity: 5 }), /forecast\.v1\.Entity\.entity: expected a string/);
   assert.throws(() => fromJson(axis, { axes: [{ name: 'a' }, 'b'] }), /forecast\.v1\.Entity\.axes\[1\]: expected a JSON object/);
   assert.throws(() => fromJson(axis, []), /expected a JSON object/);
-  assert.deepEqual(fromJson(axis, { entity: 'a:b', unknown_new_field: 1 }).entity, 'a:b', 'fields a newer server adds are ignored');
+  assert.deepEqual((fromJson(axis, { entity: 'a:b', unknown_new_field: 1 }) as { entity: string }).entity, 'a:b', 'fields a newer server adds are ignored');
 });
