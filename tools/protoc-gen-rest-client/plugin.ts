@@ -259,7 +259,7 @@ function printService(f: GeneratedFile, s: DescService, bindings: readonly Bindi
     const stream = m.methodKind === 'client_streaming';
     if (stream && parseTemplate(b.template).variables.length > 0) throw new Error(`${s.typeName}.${m.name}: the gateway takes no path variables on a client stream`);
     f.print('    ', m.name, ': {');
-    f.print('      name: ', f.string(m.name), ', verb: ', f.string(b.verb), ', template: ', f.string(b.template), ', path: ', pathParts(b), ',');
+    f.print('      name: ', f.string(m.name), ', method: ', f.string(m.localName), ', verb: ', f.string(b.verb), ', template: ', f.string(b.template), ', path: ', pathParts(b), ',');
     f.print('      body: ', f.string(b.body), ', responseBody: ', f.string(b.responseBody), ',');
     f.print('      input: ', f.import(codecName(m.input), restImportPath(m.input.file)), ', output: ', f.import(codecName(m.output), restImportPath(m.output.file)), ',');
     if (stream) f.print('      stream: true,');

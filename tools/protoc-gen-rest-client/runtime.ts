@@ -208,6 +208,8 @@ export type PathPart = string | { readonly field: string; readonly multi: boolea
 export interface MethodSpec<I = any, O = any> {
   /** The RPC's name, e.g. `GetEntity`. */
   readonly name: string;
+  /** The client's method for it, e.g. `getEntity`. */
+  readonly method: string;
   /** HTTP method. */
   readonly verb: string;
   /** The path template as written in the proto. */

@@ -138,17 +138,17 @@ export const AccountService$rest = {
   client: AccountServiceRestClient,
   methods: {
     GetAccount: {
-      name: "GetAccount", verb: "GET", template: "/v1/account", path: ["/v1/account"],
+      name: "GetAccount", method: "getAccount", verb: "GET", template: "/v1/account", path: ["/v1/account"],
       body: "", responseBody: "",
       input: GetAccountRequest$json, output: GetAccountResponse$json,
     } satisfies MethodSpec<GetAccountRequest, GetAccountResponse>,
     SignUp: {
-      name: "SignUp", verb: "POST", template: "/v1/signup", path: ["/v1/signup"],
+      name: "SignUp", method: "signUp", verb: "POST", template: "/v1/signup", path: ["/v1/signup"],
       body: "*", responseBody: "",
       input: SignUpRequest$json, output: SignUpResponse$json,
     } satisfies MethodSpec<SignUpRequest, SignUpResponse>,
     GetVersion: {
-      name: "GetVersion", verb: "GET", template: "/v1/version", path: ["/v1/version"],
+      name: "GetVersion", method: "getVersion", verb: "GET", template: "/v1/version", path: ["/v1/version"],
       body: "", responseBody: "",
       input: GetVersionRequest$json, output: GetVersionResponse$json,
     } satisfies MethodSpec<GetVersionRequest, GetVersionResponse>,

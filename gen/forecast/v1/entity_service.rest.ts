@@ -415,45 +415,45 @@ export const EntityService$rest = {
   client: EntityServiceRestClient,
   methods: {
     CreateEntity: {
-      name: "CreateEntity", verb: "POST", template: "/v1/entities", path: ["/v1/entities"],
+      name: "CreateEntity", method: "createEntity", verb: "POST", template: "/v1/entities", path: ["/v1/entities"],
       body: "*", responseBody: "entity",
       input: CreateEntityRequest$json, output: CreateEntityResponse$json,
     } satisfies MethodSpec<CreateEntityRequest, CreateEntityResponse>,
     GetEntity: {
-      name: "GetEntity", verb: "GET", template: "/v1/entities/{entity}", path: ["/v1/entities/",{"field":"entity","multi":false}],
+      name: "GetEntity", method: "getEntity", verb: "GET", template: "/v1/entities/{entity}", path: ["/v1/entities/",{"field":"entity","multi":false}],
       body: "", responseBody: "entity",
       input: GetEntityRequest$json, output: GetEntityResponse$json,
     } satisfies MethodSpec<GetEntityRequest, GetEntityResponse>,
     ListEntities: {
-      name: "ListEntities", verb: "GET", template: "/v1/entities", path: ["/v1/entities"],
+      name: "ListEntities", method: "listEntities", verb: "GET", template: "/v1/entities", path: ["/v1/entities"],
       body: "", responseBody: "",
       input: ListEntitiesRequest$json, output: ListEntitiesResponse$json,
       page: { items: "entities", cursor: "cursor", nextCursor: "nextCursor" },
     } satisfies MethodSpec<ListEntitiesRequest, ListEntitiesResponse>,
     DeleteEntity: {
-      name: "DeleteEntity", verb: "DELETE", template: "/v1/entities/{entity}", path: ["/v1/entities/",{"field":"entity","multi":false}],
+      name: "DeleteEntity", method: "deleteEntity", verb: "DELETE", template: "/v1/entities/{entity}", path: ["/v1/entities/",{"field":"entity","multi":false}],
       body: "", responseBody: "",
       input: DeleteEntityRequest$json, output: DeleteEntityResponse$json,
     } satisfies MethodSpec<DeleteEntityRequest, DeleteEntityResponse>,
     IngestObservations: {
-      name: "IngestObservations", verb: "POST", template: "/v1/entities/{entity}/observations", path: ["/v1/entities/",{"field":"entity","multi":false},"/observations"],
+      name: "IngestObservations", method: "ingestObservations", verb: "POST", template: "/v1/entities/{entity}/observations", path: ["/v1/entities/",{"field":"entity","multi":false},"/observations"],
       body: "*", responseBody: "",
       input: IngestObservationsRequest$json, output: IngestObservationsResponse$json,
     } satisfies MethodSpec<IngestObservationsRequest, IngestObservationsResponse>,
     BulkIngestObservations: {
-      name: "BulkIngestObservations", verb: "POST", template: "/v1/observations:bulkIngest", path: ["/v1/observations:bulkIngest"],
+      name: "BulkIngestObservations", method: "bulkIngestObservations", verb: "POST", template: "/v1/observations:bulkIngest", path: ["/v1/observations:bulkIngest"],
       body: "*", responseBody: "",
       input: BulkIngestObservationsRequest$json, output: BulkIngestObservationsResponse$json,
       stream: true,
     } satisfies MethodSpec<BulkIngestObservationsRequest, BulkIngestObservationsResponse>,
     ListObservations: {
-      name: "ListObservations", verb: "GET", template: "/v1/entities/{entity}/observations", path: ["/v1/entities/",{"field":"entity","multi":false},"/observations"],
+      name: "ListObservations", method: "listObservations", verb: "GET", template: "/v1/entities/{entity}/observations", path: ["/v1/entities/",{"field":"entity","multi":false},"/observations"],
       body: "", responseBody: "",
       input: ListObservationsRequest$json, output: ListObservationsResponse$json,
       page: { items: "observations", cursor: "cursor", nextCursor: "nextCursor" },
     } satisfies MethodSpec<ListObservationsRequest, ListObservationsResponse>,
     CreateRelation: {
-      name: "CreateRelation", verb: "POST", template: "/v1/relations", path: ["/v1/relations"],
+      name: "CreateRelation", method: "createRelation", verb: "POST", template: "/v1/relations", path: ["/v1/relations"],
       body: "*", responseBody: "relation",
       input: CreateRelationRequest$json, output: CreateRelationResponse$json,
     } satisfies MethodSpec<CreateRelationRequest, CreateRelationResponse>,

@@ -205,23 +205,23 @@ export const KeyService$rest = {
   client: KeyServiceRestClient,
   methods: {
     CreateKey: {
-      name: "CreateKey", verb: "POST", template: "/v1/keys", path: ["/v1/keys"],
+      name: "CreateKey", method: "createKey", verb: "POST", template: "/v1/keys", path: ["/v1/keys"],
       body: "*", responseBody: "",
       input: CreateKeyRequest$json, output: CreateKeyResponse$json,
     } satisfies MethodSpec<CreateKeyRequest, CreateKeyResponse>,
     ListKeys: {
-      name: "ListKeys", verb: "GET", template: "/v1/keys", path: ["/v1/keys"],
+      name: "ListKeys", method: "listKeys", verb: "GET", template: "/v1/keys", path: ["/v1/keys"],
       body: "", responseBody: "",
       input: ListKeysRequest$json, output: ListKeysResponse$json,
       page: { items: "keys", cursor: "cursor", nextCursor: "nextCursor" },
     } satisfies MethodSpec<ListKeysRequest, ListKeysResponse>,
     RotateKey: {
-      name: "RotateKey", verb: "POST", template: "/v1/keys/{key_id}:rotate", path: ["/v1/keys/",{"field":"key_id","multi":false},":rotate"],
+      name: "RotateKey", method: "rotateKey", verb: "POST", template: "/v1/keys/{key_id}:rotate", path: ["/v1/keys/",{"field":"key_id","multi":false},":rotate"],
       body: "*", responseBody: "",
       input: RotateKeyRequest$json, output: RotateKeyResponse$json,
     } satisfies MethodSpec<RotateKeyRequest, RotateKeyResponse>,
     RevokeKey: {
-      name: "RevokeKey", verb: "POST", template: "/v1/keys/{key_id}:revoke", path: ["/v1/keys/",{"field":"key_id","multi":false},":revoke"],
+      name: "RevokeKey", method: "revokeKey", verb: "POST", template: "/v1/keys/{key_id}:revoke", path: ["/v1/keys/",{"field":"key_id","multi":false},":revoke"],
       body: "*", responseBody: "",
       input: RevokeKeyRequest$json, output: RevokeKeyResponse$json,
     } satisfies MethodSpec<RevokeKeyRequest, RevokeKeyResponse>,

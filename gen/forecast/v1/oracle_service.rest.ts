@@ -120,7 +120,7 @@ export const OracleService$rest = {
   client: OracleServiceRestClient,
   methods: {
     Query: {
-      name: "Query", verb: "POST", template: "/v1/oracle/query", path: ["/v1/oracle/query"],
+      name: "Query", method: "query", verb: "POST", template: "/v1/oracle/query", path: ["/v1/oracle/query"],
       body: "*", responseBody: "",
       input: QueryRequest$json, output: QueryResponse$json,
     } satisfies MethodSpec<QueryRequest, QueryResponse>,

@@ -117,12 +117,12 @@ export const EchoService$rest = {
   client: EchoServiceRestClient,
   methods: {
     Shout: {
-      name: "Shout", verb: "POST", template: "/v1/testing/echo/{name}:shout", path: ["/v1/testing/echo/",{"field":"name","multi":false},":shout"],
+      name: "Shout", method: "shout", verb: "POST", template: "/v1/testing/echo/{name}:shout", path: ["/v1/testing/echo/",{"field":"name","multi":false},":shout"],
       body: "*", responseBody: "",
       input: ShoutRequest$json, output: ShoutResponse$json,
     } satisfies MethodSpec<ShoutRequest, ShoutResponse>,
     OldEcho: {
-      name: "OldEcho", verb: "GET", template: "/v1/testing/old/{name}", path: ["/v1/testing/old/",{"field":"name","multi":false}],
+      name: "OldEcho", method: "oldEcho", verb: "GET", template: "/v1/testing/old/{name}", path: ["/v1/testing/old/",{"field":"name","multi":false}],
       body: "", responseBody: "",
       input: OldEchoRequest$json, output: OldEchoResponse$json,
     } satisfies MethodSpec<OldEchoRequest, OldEchoResponse>,
