@@ -24,6 +24,14 @@ export interface Config {
   readonly maxGrpcMessageBytes: number;
   /** Public base URL used in links (`PUBLIC_BASE_URL`, default `http://HOST:HTTP_PORT`). */
   readonly publicBaseUrl?: string;
+  /**
+   * Origins browsers may call the REST API from (`CORS_ORIGINS`, comma-separated, e.g.
+   * `https://app.example.com,http://localhost:3000`; `*` for any). Default: none (no CORS
+   * headers). Credentials (cookies) are never allowed.
+   */
+  readonly corsOrigins: readonly string[];
+  /** gzip/deflate REST answers of 1 KiB and more for clients that accept it (`COMPRESSION`, on|off, default on). */
+  readonly compression: boolean;
 }
 
 const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error', 'silent'];
@@ -43,6 +51,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!Number.isFinite(grace) || grace < 0) throw new Error(`SHUTDOWN_GRACE_MS must be a non-negative number`);
   const maxBody = Number(env.MAX_BODY_BYTES ?? 1024 * 1024);
   if (!Number.isInteger(maxBody) || maxBody <= 0) throw new Error(`MAX_BODY_BYTES must be a positive integer`);
+  const corsOrigins = (env.CORS_ORIGINS ?? '').split(',').map((o) => o.trim()).filter((o) => o !== '');
+  for (const o of corsOrigins) {
+    if (o !== '*' && !isOrigin(o)) throw new Error(`CORS_ORIGINS: ${JSON.stringify(o)} is not an origin (scheme://host[:port], no path) or *`);
+  }
+  const compressionFlag = (env.COMPRESSION ?? 'on').toLowerCase();
+  if (compressionFlag !== 'on' && compressionFlag !== 'off') throw new Error(`COMPRESSION must be on or off, got ${env.COMPRESSION}`);
   return {
     httpPort: port('HTTP_PORT', 8080),
     grpcPort: port('GRPC_PORT', 50051),
@@ -53,5 +67,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxBodyBytes: maxBody,
     maxGrpcMessageBytes: 4 * 1024 * 1024,
     publicBaseUrl: env.PUBLIC_BASE_URL || undefined,
+    corsOrigins,
+    compression: compressionFlag === 'on',
   };
+}
+
+function isOrigin(text: string): boolean {
+  try {
+    const url = new URL(text);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.origin === text;
+  } catch {
+    return false;
+  }
 }

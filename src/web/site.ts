@@ -32,7 +32,7 @@ export function siteHandlers(pipeline: Pipeline, routes: RouteTable): express.Re
     res.type('html').send(html);
   };
   router.get('/', (_req, res) => page(res, 200, index));
-  router.use('/assets', express.static(WEB, { index: false, fallthrough: false, maxAge: '1h' }));
+  router.use('/assets', express.static(WEB, { index: false, redirect: false, maxAge: '1h' }));
   router.post('/signup', express.urlencoded({ extended: false, limit: '8kb' }), async (req: Request, res: Response) => {
     const entry = pipeline.methods.get('/forecast.v1.AccountService/SignUp')!;
     const email = typeof req.body?.email === 'string' ? req.body.email : '';

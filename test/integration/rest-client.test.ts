@@ -25,11 +25,11 @@ let seenDeadline: number | undefined;
 /** A fetch that records what went over the wire. */
 function recorder() {
   const sent: { url: string; method: string; headers: Record<string, string>; body?: string }[] = [];
-  const answers: Response[] = [];
+  const answers: { status: number; headers: Headers }[] = [];
   const fetchFn = async (url: string, init: RequestInit) => {
     sent.push({ url, method: String(init.method), headers: { ...(init.headers as Record<string, string>) }, body: init.body as string | undefined });
     const res = await fetch(url, init);
-    answers.push(res.clone());
+    answers.push({ status: res.status, headers: res.headers });
     return res;
   };
   return { sent, answers, fetch: fetchFn };
