@@ -192,3 +192,15 @@ test('a path field left empty is refused before anything is sent', async () => {
   assert.match(err.message, /entity: required/);
   assert.equal(rec.sent.length, 0);
 });
+
+/** Compile-time checks (tsc in `make build`): REQUIRED fields are required in the client's input types. */
+export function requiredFieldsAreTyped(): void {
+  const { entityService, oracleService } = createRestClients({ baseUrl: 'http://127.0.0.1:1' });
+  // @ts-expect-error `entity` is REQUIRED (google.api.field_behavior)
+  void entityService.getEntity({});
+  // @ts-expect-error an observation needs `axis` and `time`
+  void entityService.ingestObservations({ entity: 'a:b', observations: [{ value: 1 }] });
+  // Optional fields may be left out; a full ts-proto message is accepted as it is.
+  void oracleService.query({ entity: 'a:b' });
+  void entityService.getEntity({ entity: 'a:b' });
+}

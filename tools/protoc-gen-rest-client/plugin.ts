@@ -173,7 +173,8 @@ function printInput(f: GeneratedFile, m: DescMessage, behaviors: (f: DescField) 
     const { input } = valueOf(f, fd);
     const optional = b.includes(REQUIRED) && !b.includes(OUTPUT_ONLY) ? '' : '?';
     const t = fd.fieldKind === 'list' ? (input.some((x) => typeof x === 'string' && x.includes('|')) ? ['(', ...input, ')[]'] : [...input, '[]']) : fd.fieldKind === 'map' ? [`{ [key: ${fd.mapKey === ScalarType.INT32 || fd.mapKey === ScalarType.UINT32 || fd.mapKey === ScalarType.SINT32 ? 'number' : 'string'}]: `, ...input, ' }'] : input;
-    const doc = [comment(fd) ?? '', b.includes(REQUIRED) ? 'Required.' : '', b.includes(OUTPUT_ONLY) ? 'Output only: ignored by the service.' : ''].filter(Boolean).join('\n');
+    const text = comment(fd) ?? '';
+    const doc = [text, b.includes(REQUIRED) && !/\brequired\b/i.test(text) ? 'Required.' : '', b.includes(OUTPUT_ONLY) && !/\boutput only\b/i.test(text) ? 'Output only.' : ''].filter(Boolean).join('\n');
     if (doc) f.print(f.jsDoc(doc, '  '));
     f.print('  ', tsProtoFieldName(fd), optional, ': ', ...t, optional ? ' | undefined' : '', ';');
   }

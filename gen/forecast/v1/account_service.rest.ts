@@ -50,7 +50,7 @@ export interface SignUpRequestInput {
   /**
    * Contact email: a valid address of at most 254 characters. Required.
    */
-  email?: string | undefined;
+  email: string;
 }
 
 /**

@@ -13,7 +13,7 @@ export interface AxisInput {
   /**
    * Axis name, unique within the entity: `[a-z][a-z0-9_]{0,62}`. Required.
    */
-  name?: string | undefined;
+  name: string;
   /**
    * Unit label, free text of at most 32 characters (e.g. `units`, `EUR`). Default: empty.
    */
@@ -56,12 +56,12 @@ export interface ObservationInput {
   /**
    * Axis name; must be one of the entity's axes. Required.
    */
-  axis?: string | undefined;
+  axis: string;
   /**
    * Observation time, RFC 3339 (any offset; stored and returned in UTC), aligned to the
    * entity's frequency grid. Required.
    */
-  time?: string | undefined;
+  time: string;
   /**
    * The value: finite; for `count` axes a non-negative integer.
    */

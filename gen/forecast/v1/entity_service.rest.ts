@@ -16,7 +16,7 @@ export interface CreateEntityRequestInput {
   /**
    * `<type>:<id>`. Required.
    */
-  entity?: string | undefined;
+  entity: string;
   /**
    * At most 200 characters. Default: empty.
    */
@@ -66,7 +66,7 @@ export interface GetEntityRequestInput {
   /**
    * `<type>:<id>`. Required.
    */
-  entity?: string | undefined;
+  entity: string;
 }
 
 /**
@@ -125,7 +125,7 @@ export interface DeleteEntityRequestInput {
   /**
    * `<type>:<id>`. Required.
    */
-  entity?: string | undefined;
+  entity: string;
 }
 
 /**
@@ -150,11 +150,12 @@ export interface IngestObservationsRequestInput {
   /**
    * `<type>:<id>` of an existing entity. Required.
    */
-  entity?: string | undefined;
+  entity: string;
   /**
    * 1..10,000 observations; (axis, time) unique within the batch.
+   * Required.
    */
-  observations?: ObservationInput[] | undefined;
+  observations: ObservationInput[];
 }
 
 /**
@@ -182,11 +183,12 @@ export interface BulkIngestObservationsRequestInput {
   /**
    * `<type>:<id>` of an existing entity. Required.
    */
-  entity?: string | undefined;
+  entity: string;
   /**
    * 1..10,000 observations for that entity; (axis, time) unique across the whole stream.
+   * Required.
    */
-  observations?: ObservationInput[] | undefined;
+  observations: ObservationInput[];
 }
 
 /**
@@ -214,7 +216,7 @@ export interface ListObservationsRequestInput {
   /**
    * `<type>:<id>`. Required.
    */
-  entity?: string | undefined;
+  entity: string;
   /**
    * Only this axis. Default: all axes.
    */
@@ -271,11 +273,11 @@ export interface CreateRelationRequestInput {
   /**
    * Parent entity. Required.
    */
-  parent?: string | undefined;
+  parent: string;
   /**
    * Child entity. Required; must differ from `parent`.
    */
-  child?: string | undefined;
+  child: string;
   /**
    * `contains` (default when empty).
    */

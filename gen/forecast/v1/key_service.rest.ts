@@ -92,7 +92,7 @@ export interface RotateKeyRequestInput {
   /**
    * The key to replace. Required; must be active.
    */
-  keyId?: string | undefined;
+  keyId: string;
   /**
    * How long the old key keeps working, in seconds: default (0) 86,400 (24 hours), at most
    * 2,592,000 (30 days). An old key that already expires sooner keeps its earlier expiry.
@@ -124,7 +124,7 @@ export interface RevokeKeyRequestInput {
   /**
    * The key to revoke. Required.
    */
-  keyId?: string | undefined;
+  keyId: string;
 }
 
 /**

@@ -13,7 +13,7 @@ export interface QueryRequestInput {
   /**
    * Entity to forecast, `<type>:<id>`. Required.
    */
-  entity?: string | undefined;
+  entity: string;
   /**
    * Levels of `contains` descendants to reconcile with, 0..8. Default 0 (the entity's own
    * series). Values above 0 are refused with 400 until hierarchical reconciliation ships.
