@@ -140,7 +140,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
     corsOrigins: config.corsOrigins,
     compression: config.compression,
     middleware: options.httpMiddleware,
-    site: siteHandlers(pipeline, routes),
+    site: siteHandlers(pipeline, routes, { publicBaseUrl: config.publicBaseUrl }),
   });
   const { server: grpcServer, health } = createGrpcServer(pipeline, {
     maxMessageBytes: config.maxGrpcMessageBytes,

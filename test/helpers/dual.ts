@@ -10,6 +10,7 @@ import { ApiError, type CallOptions, type ClientOptions, type MethodSpec, type R
 import { decodeErrorInfo } from '../../src/transport/grpc/status-details';
 import { mediaType } from '../../src/transport/rest/body';
 import { decodeRequest, encodeJson, encodeResponse } from '../../src/transport/rest/json-codec';
+import { openApiDocument } from '../../src/transport/rest/openapi';
 import type { Route, RouteMatch } from '../../src/transport/rest/route-table';
 import { REST_SERVICES as TEST_REST_SERVICES } from '../gen/rest_clients';
 import type { TestService } from './service';
@@ -51,7 +52,28 @@ export interface RestRequest {
 export async function rest(t: TestService, key: string | undefined, req: RestRequest): Promise<Outcome> {
   const plan = clientPlan(t, req);
   restCalls[plan ? 'client' : 'fetch']++;
-  return plan ? viaClient(t, key, plan) : viaFetch(t, key, req);
+  const outcome = await (plan ? viaClient(t, key, plan) : viaFetch(t, key, req));
+  checkDocumented(t, req, outcome.status);
+  return outcome;
+}
+
+const documents = new WeakMap<TestService, any>();
+
+/** Every status an operation answers in any test must be listed in its OpenAPI operation. */
+function checkDocumented(t: TestService, req: RestRequest, status: number): void {
+  let match: RouteMatch;
+  try {
+    match = t.service.routes.match(req.method === 'HEAD' ? 'GET' : req.method, req.path.split('?')[0]);
+  } catch {
+    return;
+  }
+  if (match.kind !== 'found') return;
+  if (!documents.has(t)) documents.set(t, openApiDocument(t.service.routes));
+  const template = match.route.template.template;
+  const op = documents.get(t).paths[template]?.[match.route.httpMethod.toLowerCase()];
+  if (!op?.responses[String(status)]) {
+    throw new Error(`${match.route.httpMethod} ${template} answered ${status}, which its OpenAPI operation does not list (${Object.keys(op?.responses ?? {}).join(', ')}): name the error in the method's proto comment (see src/transport/rest/openapi.ts)`);
+  }
 }
 
 /** How many `rest` calls of this test file went through the generated client, and how many not. */
