@@ -30,7 +30,11 @@ export interface Config {
    * headers). Credentials (cookies) are never allowed.
    */
   readonly corsOrigins: readonly string[];
-  /** gzip/deflate REST answers of 1 KiB and more for clients that accept it (`COMPRESSION`, on|off, default on). */
+  /**
+   * gzip/deflate REST answers of 1 KiB and more for clients that accept it (`COMPRESSION`,
+   * on|off, default off: it costs every call, and most answers are small or pass a reverse
+   * proxy that compresses anyway).
+   */
   readonly compression: boolean;
 }
 
@@ -55,7 +59,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   for (const o of corsOrigins) {
     if (o !== '*' && !isOrigin(o)) throw new Error(`CORS_ORIGINS: ${JSON.stringify(o)} is not an origin (scheme://host[:port], no path) or *`);
   }
-  const compressionFlag = (env.COMPRESSION ?? 'on').toLowerCase();
+  const compressionFlag = (env.COMPRESSION ?? 'off').toLowerCase();
   if (compressionFlag !== 'on' && compressionFlag !== 'off') throw new Error(`COMPRESSION must be on or off, got ${env.COMPRESSION}`);
   return {
     httpPort: port('HTTP_PORT', 8080),

@@ -16,7 +16,7 @@ let key: string;
 
 beforeAll(async () => {
   t = await startTestService({
-    env: { CORS_ORIGINS: 'http://app.example' },
+    env: { CORS_ORIGINS: 'http://app.example', COMPRESSION: 'on' },
     httpMiddleware: [(_req, res, next) => (res.setHeader('x-operator', 'yes'), next())],
   });
   key = (await t.account()).key;
@@ -175,13 +175,16 @@ describe('Express middleware in front of the API', () => {
     assert.equal(res.headers.get('x-content-type-options'), 'nosniff');
     assert.match(res.headers.get('content-security-policy') ?? '', /default-src 'none'/);
     assert.equal(res.headers.get('x-operator'), 'yes');
+    const home = await fetch(`${t.baseUrl}/`);
+    assert.equal(home.headers.get('x-frame-options'), 'SAMEORIGIN', 'the site gets helmet’s full set');
+    assert.match(home.headers.get('content-security-policy') ?? '', /script-src 'self'/, 'and the page its own policy');
     const doc = await fetch(`${t.baseUrl}/openapi.json`, { headers: { 'accept-encoding': 'gzip' } });
     assert.equal(doc.headers.get('content-encoding'), 'gzip');
     assert.equal(((await doc.json()) as { openapi: string }).openapi, '3.1.0', 'fetch inflates it');
   });
 
-  test('CORS_ORIGINS=* allows any origin, never with credentials; COMPRESSION=off; bad settings are refused', async () => {
-    const any = await startTestService({ env: { CORS_ORIGINS: '*', COMPRESSION: 'off' } });
+  test('CORS_ORIGINS=* allows any origin, never with credentials; no compression by default; bad settings are refused', async () => {
+    const any = await startTestService({ env: { CORS_ORIGINS: '*' } });
     try {
       const res = await fetch(`${any.baseUrl}/openapi.json`, { headers: { origin: 'http://whoever.example', 'accept-encoding': 'gzip' } });
       assert.equal(res.headers.get('access-control-allow-origin'), '*');
