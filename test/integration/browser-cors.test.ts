@@ -5,15 +5,14 @@
  */
 import { afterAll, beforeAll, test } from '@jest/globals';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { build } from 'esbuild';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { launchChromium } from '../helpers/browser';
 import { REPO_ROOT } from '../helpers/files';
 import { startTestService, type TestService } from '../helpers/service';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 let t: TestService;
 let browser: Browser;
 const pages: Server[] = [];
@@ -37,17 +36,13 @@ let allowed: string;
 let other: string;
 
 beforeAll(async () => {
-  assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: make test installs Debian's chromium (scripts/install-browser.sh)`);
   const bundle = await build({ entryPoints: [join(REPO_ROOT, 'test', 'browser', 'cors-client.ts')], bundle: true, write: false, format: 'iife', platform: 'browser', target: 'chrome110' });
   const script = bundle.outputFiles[0].text;
   assert.ok(!script.includes('@grpc/grpc-js') && !script.includes('BinaryWriter'), 'the client bundles no gRPC or protobuf runtime');
   allowed = await pageServer(script);
   other = await pageServer(script);
   t = await startTestService({ env: { CORS_ORIGINS: allowed } });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();

@@ -5,23 +5,19 @@
  */
 import { afterAll, beforeAll, test } from '@jest/globals';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { launchChromium } from '../helpers/browser';
 import { packageRoot } from '../../src/rpc/descriptors';
 import { startTestService, type TestService } from '../helpers/service';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 let t: TestService;
 let browser: Browser;
 
 beforeAll(async () => {
-  assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: make test installs Debian's chromium (scripts/install-browser.sh)`);
   t = await startTestService();
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();
