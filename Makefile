@@ -15,7 +15,9 @@ $(NPM_STAMP): package.json package-lock.json
 	npm install --no-audit --no-fund
 	@touch $@
 
-# proto/ → gen/ (ts-proto) and the descriptor image the gateway compiles its routes from.
+# proto/ → gen/: ts-proto stubs, the typed REST client (tools/protoc-gen-rest-client, a local buf
+# plugin run from its TypeScript sources by tsx: it imports nothing from gen/, so it never needs
+# its own output to build) and the descriptor image the gateway compiles its routes from.
 generate: install
 	$(BUF) generate
 	$(BUF) generate --template buf.gen.test.yaml

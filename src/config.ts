@@ -31,6 +31,18 @@ export interface Config {
    */
   readonly masterKey?: string;
   readonly masterKeyFile?: string;
+  /**
+   * Origins browsers may call the REST API from (`CORS_ORIGINS`, comma-separated, e.g.
+   * `https://app.example.com,http://localhost:3000`; `*` for any). Default: none (no CORS
+   * headers). Credentials (cookies) are never allowed.
+   */
+  readonly corsOrigins: readonly string[];
+  /**
+   * gzip/deflate REST answers of 1 KiB and more for clients that accept it (`COMPRESSION`,
+   * on|off, default off: it costs every call, and most answers are small or pass a reverse
+   * proxy that compresses anyway).
+   */
+  readonly compression: boolean;
 }
 
 const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error', 'silent'];
@@ -50,6 +62,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!Number.isFinite(grace) || grace < 0) throw new Error(`SHUTDOWN_GRACE_MS must be a non-negative number`);
   const maxBody = Number(env.MAX_BODY_BYTES ?? 1024 * 1024);
   if (!Number.isInteger(maxBody) || maxBody <= 0) throw new Error(`MAX_BODY_BYTES must be a positive integer`);
+  const corsOrigins = (env.CORS_ORIGINS ?? '').split(',').map((o) => o.trim()).filter((o) => o !== '');
+  for (const o of corsOrigins) {
+    if (o !== '*' && !isOrigin(o)) throw new Error(`CORS_ORIGINS: ${JSON.stringify(o)} is not an origin (scheme://host[:port], no path) or *`);
+  }
+  const compressionFlag = (env.COMPRESSION ?? 'off').toLowerCase();
+  if (compressionFlag !== 'on' && compressionFlag !== 'off') throw new Error(`COMPRESSION must be on or off, got ${env.COMPRESSION}`);
   return {
     httpPort: port('HTTP_PORT', 8080),
     grpcPort: port('GRPC_PORT', 50051),
@@ -62,5 +80,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicBaseUrl: env.PUBLIC_BASE_URL || undefined,
     masterKey: env.MASTER_KEY || undefined,
     masterKeyFile: env.MASTER_KEY_FILE || undefined,
+    corsOrigins,
+    compression: compressionFlag === 'on',
   };
+}
+
+function isOrigin(text: string): boolean {
+  try {
+    const url = new URL(text);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.origin === text;
+  } catch {
+    return false;
+  }
 }

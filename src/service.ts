@@ -27,7 +27,8 @@ import { loadSecretBox } from './store/master-key';
 import type { SecretBox } from './store/secret-box';
 import { serverSecret, verifyMasterKey } from './store/secrets';
 import { bindGrpc, createGrpcServer, shutdownGrpc } from './transport/grpc/server';
-import { createGateway, type RequestListener } from './transport/rest/gateway';
+import type { RequestHandler, Express } from 'express';
+import { createRestApp, handleClientErrors } from './transport/rest/app';
 import { RouteTable } from './transport/rest/route-table';
 import { siteHandlers } from './web/site';
 import { ForecastPool } from './oracle/forecast-pool';
@@ -63,13 +64,16 @@ export interface ServiceOptions {
   readonly extraServices?: (ctx: ServiceContext) => readonly ServiceBinding[];
   /** Deprecation notices (default: the served contract's table). */
   readonly deprecations?: Readonly<Record<string, DeprecationNotice>>;
+  /** Express middleware to run in front of the REST API (after security headers, CORS, compression). */
+  readonly httpMiddleware?: readonly RequestHandler[];
 }
 
 export interface RunningService {
   readonly ctx: ServiceContext;
   readonly pipeline: Pipeline;
   readonly routes: RouteTable;
-  readonly app: RequestListener;
+  /** The Express app serving REST (the API gateway and the site). */
+  readonly app: Express;
   readonly grpcServer: grpc.Server;
   readonly httpPort: number;
   readonly grpcPort: number;
@@ -140,7 +144,15 @@ export async function createService(config: Config, options: ServiceOptions = {}
     },
     methods,
   );
-  const app = createGateway(pipeline, routes, { maxBodyBytes: config.maxBodyBytes, clock, log, site: siteHandlers(pipeline, routes) });
+  const app = createRestApp(pipeline, routes, {
+    maxBodyBytes: config.maxBodyBytes,
+    clock,
+    log,
+    corsOrigins: config.corsOrigins,
+    compression: config.compression,
+    middleware: options.httpMiddleware,
+    site: siteHandlers(pipeline, routes, { publicBaseUrl: config.publicBaseUrl }),
+  });
   const { server: grpcServer, health } = createGrpcServer(pipeline, {
     maxMessageBytes: config.maxGrpcMessageBytes,
     descriptorBytes: descriptors.bytes,
@@ -155,6 +167,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const grpcPort = await bindGrpc(grpcServer, config.host, config.grpcPort);
   const http: HttpServer = await new Promise((resolve, reject) => {
     const s = createServer(app);
+    handleClientErrors(s, ctx.clock);
     s.once('error', reject);
     s.listen(config.httpPort, config.host, () => {
       s.off('error', reject);
