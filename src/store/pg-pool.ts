@@ -1,0 +1,155 @@
+/**
+ * The PostgreSQL side of the query layer: a `pg` pool behind kysely, hardened for replicas that
+ * outlive their database server's restarts.
+ * - Every failure of the database (unreachable, restarting, a broken connection, a busy pool, a
+ *   statement timeout, a deadlock) leaves the driver as `DatabaseUnavailableError` — 503
+ *   `unavailable` — never as an internal error (`pg-errors.ts`).
+ * - A connection that breaks while idle in the pool or between the statements of a transaction
+ *   emits 'error' on the pool or the client; both are handled (unhandled, one would end the
+ *   process: every replica crashed when PostgreSQL restarted). Broken connections leave the
+ *   pool; new ones are made on demand, so the service recovers by itself when the server returns.
+ * - `PostgresHealth` tracks reachability for gRPC health.
+ */
+import { Kysely, PostgresDialect, PostgresDriver, type CompiledQuery, type DatabaseConnection, type Driver, type PostgresDialectConfig, type QueryResult } from 'kysely';
+import type { Pool, PoolClient, PoolConfig } from 'pg';
+import { classifyFailure, DatabaseUnavailableError } from './pg-errors';
+import { PostgresHealth } from './pg-health';
+import type { Schema } from './schema';
+
+/** Connection settings (`src/config.ts`: `DATABASE_POOL_SIZE`, `DATABASE_STATEMENT_TIMEOUT_MS`, `DATABASE_CONNECT_TIMEOUT_MS`). */
+export interface PostgresSettings {
+  /** Most connections this process holds (default 10). */
+  readonly poolSize?: number;
+  /**
+   * Longest a statement may run, in ms, before the server cancels it (default 30000; 0 = no
+   * limit); also the longest a transaction may sit idle holding its locks (a stalled replica).
+   */
+  readonly statementTimeoutMs?: number;
+  /** Longest to wait for a connection, new or from the busy pool, in ms (default 3000). */
+  readonly connectTimeoutMs?: number;
+  /** Told when the server becomes unreachable (with the failure) and reachable again. */
+  readonly onAvailability?: (available: boolean, error?: unknown) => void;
+}
+
+export const DEFAULT_POOL_SIZE = 10;
+export const DEFAULT_STATEMENT_TIMEOUT_MS = 30_000;
+export const DEFAULT_CONNECT_TIMEOUT_MS = 3_000;
+
+/** An open PostgreSQL database: kysely over the pool, and its reachability. */
+export interface PostgresHandle {
+  readonly db: Kysely<Schema>;
+  readonly health: PostgresHealth;
+  close(): Promise<void>;
+}
+
+/** Open a pool on `url` (nothing is connected until the first query). */
+export function openPostgres(url: string, settings: PostgresSettings = {}): PostgresHandle {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const pg = require('pg') as typeof import('pg');
+  // BIGINT columns hold epoch-ms times and revisions, and COUNT(*) is BIGINT: parse them as
+  // numbers (< 2^53), as SQLite returns them. NUMERIC (SUM, AVG) likewise.
+  pg.types.setTypeParser(20, (v: string) => Number(v));
+  pg.types.setTypeParser(1700, (v: string) => Number(v));
+  const statementTimeout = settings.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
+  const connectTimeout = settings.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+  const clientConfig = {
+    connectionString: url,
+    connectionTimeoutMillis: connectTimeout,
+    keepAlive: true,
+    application_name: 'forecast',
+    ...(statementTimeout > 0 ? { statement_timeout: statementTimeout, idle_in_transaction_session_timeout: statementTimeout } : {}),
+  };
+  const health = new PostgresHealth({ ...clientConfig, query_timeout: connectTimeout }, (available, error) => settings.onAvailability?.(available, error));
+  const pool: Pool = new pg.Pool({ ...clientConfig, max: settings.poolSize ?? DEFAULT_POOL_SIZE } satisfies PoolConfig);
+  // An idle pooled connection that breaks (the server restarted) is removed by the pool, which
+  // then emits 'error'; a connection handed out (inside a transaction, between statements)
+  // emits it itself. Its next statement fails and the pool discards it on release.
+  const lost = (err: Error) => {
+    if (classifyFailure(err) === 'unreachable') health.reportUnreachable(err);
+  };
+  pool.on('error', lost);
+  pool.on('connect', (client: PoolClient) => client.on('error', lost));
+  const dialect = new ResilientPostgresDialect(pool, (err) => {
+    const kind = classifyFailure(err);
+    if (kind === undefined) return err;
+    if (kind === 'unreachable') health.reportUnreachable(err);
+    return new DatabaseUnavailableError(kind, err);
+  });
+  const db = new Kysely<Schema>({ dialect });
+  health.start();
+  return {
+    db,
+    health,
+    close: async () => {
+      await health.close();
+      await db.destroy();
+    },
+  };
+}
+
+/** kysely's PostgreSQL dialect whose driver passes every error through `translate`. */
+class ResilientPostgresDialect extends PostgresDialect {
+  constructor(
+    private readonly pool: Pool,
+    private readonly translate: (err: unknown) => unknown,
+  ) {
+    super({ pool });
+  }
+
+  override createDriver(): Driver {
+    return new TranslatingDriver({ pool: this.pool }, this.translate);
+  }
+}
+
+/**
+ * kysely's PostgreSQL driver with its connections wrapped: every statement — BEGIN, COMMIT,
+ * ROLLBACK and savepoints included, which the driver runs through the connection — and every
+ * connection request rejects with the translated error.
+ */
+class TranslatingDriver extends PostgresDriver {
+  private readonly wrapped = new WeakMap<DatabaseConnection, TranslatingConnection>();
+
+  constructor(
+    config: PostgresDialectConfig,
+    private readonly translate: (err: unknown) => unknown,
+  ) {
+    super(config);
+  }
+
+  override async acquireConnection(): Promise<DatabaseConnection> {
+    let connection: DatabaseConnection;
+    try {
+      connection = await super.acquireConnection();
+    } catch (err) {
+      throw this.translate(err);
+    }
+    let wrapped = this.wrapped.get(connection);
+    if (!wrapped) this.wrapped.set(connection, (wrapped = new TranslatingConnection(connection, this.translate)));
+    return wrapped;
+  }
+
+  override releaseConnection(connection: DatabaseConnection): Promise<void> {
+    // The driver releases through a private member of its own connection object.
+    const own = (connection instanceof TranslatingConnection ? connection.inner : connection) as Parameters<PostgresDriver['releaseConnection']>[0];
+    return super.releaseConnection(own);
+  }
+}
+
+class TranslatingConnection implements DatabaseConnection {
+  constructor(
+    readonly inner: DatabaseConnection,
+    private readonly translate: (err: unknown) => unknown,
+  ) {}
+
+  async executeQuery<R>(compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
+    try {
+      return await this.inner.executeQuery<R>(compiledQuery);
+    } catch (err) {
+      throw this.translate(err);
+    }
+  }
+
+  streamQuery<R>(compiledQuery: CompiledQuery, chunkSize?: number): AsyncIterableIterator<QueryResult<R>> {
+    return this.inner.streamQuery<R>(compiledQuery, chunkSize);
+  }
+}
