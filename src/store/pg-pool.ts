@@ -20,10 +20,7 @@ import type { Schema } from './schema';
 export interface PostgresSettings {
   /** Most connections this process holds (default 10). */
   readonly poolSize?: number;
-  /**
-   * Longest a statement may run, in ms, before the server cancels it (default 30000; 0 = no
-   * limit); also the longest a transaction may sit idle holding its locks (a stalled replica).
-   */
+  /** Longest a statement may run, in ms, before the server cancels it (default 30000; 0 = no limit). */
   readonly statementTimeoutMs?: number;
   /** Longest to wait for a connection, new or from the busy pool, in ms (default 3000). */
   readonly connectTimeoutMs?: number;
@@ -34,6 +31,13 @@ export interface PostgresSettings {
 export const DEFAULT_POOL_SIZE = 10;
 export const DEFAULT_STATEMENT_TIMEOUT_MS = 30_000;
 export const DEFAULT_CONNECT_TIMEOUT_MS = 3_000;
+/**
+ * Longest a transaction may sit idle between its statements before the server ends its session.
+ * Why: a replica that stalls (paused, partitioned) inside a transaction would otherwise hold its
+ * row locks — an account's revision counter, a claimed job — indefinitely; no transaction of the
+ * service waits on anything but the database.
+ */
+export const IDLE_IN_TRANSACTION_MS = 60_000;
 
 /** An open PostgreSQL database: kysely over the pool, and its reachability. */
 export interface PostgresHandle {
@@ -57,7 +61,8 @@ export function openPostgres(url: string, settings: PostgresSettings = {}): Post
     connectionTimeoutMillis: connectTimeout,
     keepAlive: true,
     application_name: 'forecast',
-    ...(statementTimeout > 0 ? { statement_timeout: statementTimeout, idle_in_transaction_session_timeout: statementTimeout } : {}),
+    idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS,
+    ...(statementTimeout > 0 ? { statement_timeout: statementTimeout } : {}),
   };
   const health = new PostgresHealth({ ...clientConfig, query_timeout: connectTimeout }, (available, error) => settings.onAvailability?.(available, error));
   const pool: Pool = new pg.Pool({ ...clientConfig, max: settings.poolSize ?? DEFAULT_POOL_SIZE } satisfies PoolConfig);

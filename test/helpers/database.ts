@@ -55,11 +55,13 @@ async function admin(serverUrl: string, sql: string): Promise<void> {
 
 /**
  * A new empty database on the PostgreSQL server at `serverUrl` (its maintenance database's
- * URL); its URL and how to drop it.
+ * URL); its URL and how to drop it. Its default collation is ICU's en-US, as on many production
+ * servers, not the test server's C: a query whose order depends on the default collation
+ * (where "B" < "a" is false and punctuation is ignored) orders differently here than on SQLite.
  */
 export async function createPostgresDatabase(serverUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
   const name = `test_${process.pid}_${++databases}_${randomBytes(4).toString('hex')}`;
-  await admin(serverUrl, `CREATE DATABASE ${name}`);
+  await admin(serverUrl, `CREATE DATABASE ${name} TEMPLATE template0 ENCODING 'UTF8' LOCALE 'C' LOCALE_PROVIDER icu ICU_LOCALE 'en-US'`);
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
   return { url: url.toString(), drop: () => admin(serverUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
