@@ -97,6 +97,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
         else log.error('database unreachable: calls answer 503 unavailable and gRPC health is NOT_SERVING until it returns', { error });
         onAvailability(available);
       },
+      onAnalyzeFailure: (table, error) => log.warn('refreshing planner statistics failed', { table, error }),
     },
   });
   if (database.appliedMigrations.length > 0) log.info('database migrated', { migrations: database.appliedMigrations });

@@ -9,11 +9,13 @@
  *   process: every replica crashed when PostgreSQL restarted). Broken connections leave the
  *   pool; new ones are made on demand, so the service recovers by itself when the server returns.
  * - `PostgresHealth` tracks reachability for gRPC health.
+ * - `TableStatistics` analyses a table that grew fast, so plans never rest on missing statistics.
  */
-import { Kysely, PostgresDialect, PostgresDriver, type CompiledQuery, type DatabaseConnection, type Driver, type PostgresDialectConfig, type QueryResult } from 'kysely';
+import { Kysely, PostgresDialect, PostgresDriver, type CompiledQuery, type DatabaseConnection, type Driver, type PostgresDialectConfig, type QueryResult, type TransactionSettings } from 'kysely';
 import type { Pool, PoolClient, PoolConfig } from 'pg';
 import { classifyFailure, DatabaseUnavailableError } from './pg-errors';
 import { PostgresHealth } from './pg-health';
+import { insertTarget, TableStatistics } from './pg-statistics';
 import type { Schema } from './schema';
 
 /** Connection settings (`src/config.ts`: `DATABASE_POOL_SIZE`, `DATABASE_STATEMENT_TIMEOUT_MS`, `DATABASE_CONNECT_TIMEOUT_MS`). */
@@ -26,6 +28,8 @@ export interface PostgresSettings {
   readonly connectTimeoutMs?: number;
   /** Told when the server becomes unreachable (with the failure) and reachable again. */
   readonly onAvailability?: (available: boolean, error?: unknown) => void;
+  /** Told when refreshing a table's planner statistics failed (`pg-statistics.ts`). */
+  readonly onAnalyzeFailure?: (table: string, error: unknown) => void;
 }
 
 export const DEFAULT_POOL_SIZE = 10;
@@ -74,35 +78,49 @@ export function openPostgres(url: string, settings: PostgresSettings = {}): Post
   };
   pool.on('error', lost);
   pool.on('connect', (client: PoolClient) => client.on('error', lost));
-  const dialect = new ResilientPostgresDialect(pool, (err) => {
-    const kind = classifyFailure(err);
-    if (kind === undefined) return err;
-    if (kind === 'unreachable') health.reportUnreachable(err);
-    return new DatabaseUnavailableError(kind, err);
-  });
+  let statistics: TableStatistics | undefined;
+  const dialect = new ResilientPostgresDialect(
+    pool,
+    (err) => {
+      const kind = classifyFailure(err);
+      if (kind === undefined) return err;
+      if (kind === 'unreachable') health.reportUnreachable(err);
+      return new DatabaseUnavailableError(kind, err);
+    },
+    async (rows) => statistics?.committed(rows),
+  );
   const db = new Kysely<Schema>({ dialect });
+  statistics = new TableStatistics(db, settings.onAnalyzeFailure);
   health.start();
   return {
     db,
     health,
     close: async () => {
+      statistics?.close();
       await health.close();
       await db.destroy();
     },
   };
 }
 
-/** kysely's PostgreSQL dialect whose driver passes every error through `translate`. */
+/** Rows inserted, per table. */
+type InsertedRows = Map<string, number>;
+
+/**
+ * kysely's PostgreSQL dialect whose driver passes every error through `translate` and reports
+ * the rows each committed transaction inserted (for `TableStatistics`).
+ */
 class ResilientPostgresDialect extends PostgresDialect {
   constructor(
     private readonly pool: Pool,
     private readonly translate: (err: unknown) => unknown,
+    private readonly committed: (rows: InsertedRows) => Promise<void>,
   ) {
     super({ pool });
   }
 
   override createDriver(): Driver {
-    return new TranslatingDriver({ pool: this.pool }, this.translate);
+    return new TranslatingDriver({ pool: this.pool }, this.translate, this.committed);
   }
 }
 
@@ -117,6 +135,7 @@ class TranslatingDriver extends PostgresDriver {
   constructor(
     config: PostgresDialectConfig,
     private readonly translate: (err: unknown) => unknown,
+    private readonly committed: (rows: InsertedRows) => Promise<void>,
   ) {
     super(config);
   }
@@ -129,11 +148,27 @@ class TranslatingDriver extends PostgresDriver {
       throw this.translate(err);
     }
     let wrapped = this.wrapped.get(connection);
-    if (!wrapped) this.wrapped.set(connection, (wrapped = new TranslatingConnection(connection, this.translate)));
+    if (!wrapped) this.wrapped.set(connection, (wrapped = new TranslatingConnection(connection, this.translate, this.committed)));
     return wrapped;
   }
 
+  override async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
+    await super.beginTransaction(connection, settings);
+    if (connection instanceof TranslatingConnection) connection.inTransaction = true;
+  }
+
+  override async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    await super.commitTransaction(connection);
+    if (connection instanceof TranslatingConnection) await connection.endTransaction(true);
+  }
+
+  override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    if (connection instanceof TranslatingConnection) void connection.endTransaction(false);
+    await super.rollbackTransaction(connection);
+  }
+
   override releaseConnection(connection: DatabaseConnection): Promise<void> {
+    if (connection instanceof TranslatingConnection) void connection.endTransaction(false);
     // The driver releases through a private member of its own connection object.
     const own = (connection instanceof TranslatingConnection ? connection.inner : connection) as Parameters<PostgresDriver['releaseConnection']>[0];
     return super.releaseConnection(own);
@@ -141,17 +176,42 @@ class TranslatingDriver extends PostgresDriver {
 }
 
 class TranslatingConnection implements DatabaseConnection {
+  inTransaction = false;
+  /** Rows inserted by the open transaction, reported when it commits. */
+  private inserted: InsertedRows = new Map();
+
   constructor(
     readonly inner: DatabaseConnection,
     private readonly translate: (err: unknown) => unknown,
+    private readonly committed: (rows: InsertedRows) => Promise<void>,
   ) {}
 
   async executeQuery<R>(compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
+    let result: QueryResult<R>;
     try {
-      return await this.inner.executeQuery<R>(compiledQuery);
+      result = await this.inner.executeQuery<R>(compiledQuery);
     } catch (err) {
       throw this.translate(err);
     }
+    const rows = Number(result.numAffectedRows ?? 0);
+    const table = rows > 0 ? insertTarget(compiledQuery.sql) : undefined;
+    if (table !== undefined) {
+      this.inserted.set(table, (this.inserted.get(table) ?? 0) + rows);
+      if (!this.inTransaction) await this.endTransaction(true);
+    }
+    return result;
+  }
+
+  /**
+   * The open transaction (or autocommit statement) ended: report its inserts if it committed;
+   * resolves once the statistics they made due are refreshed.
+   */
+  async endTransaction(committed: boolean): Promise<void> {
+    this.inTransaction = false;
+    if (this.inserted.size === 0) return;
+    const rows = this.inserted;
+    this.inserted = new Map();
+    if (committed) await this.committed(rows);
   }
 
   streamQuery<R>(compiledQuery: CompiledQuery, chunkSize?: number): AsyncIterableIterator<QueryResult<R>> {

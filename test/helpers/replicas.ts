@@ -93,7 +93,11 @@ export async function startReplica(name: string, env: NodeJS.ProcessEnv): Promis
   };
 }
 
-/** Start `count` replicas at the same instant (named A, B, C, …). */
-export function startReplicas(count: number, env: NodeJS.ProcessEnv): Promise<Replica[]> {
-  return Promise.all(Array.from({ length: count }, (_, i) => startReplica(String.fromCharCode(65 + i), env)));
+/** Start `count` replicas at the same instant (named A, B, C, …); if one fails, the others are stopped. */
+export async function startReplicas(count: number, env: NodeJS.ProcessEnv): Promise<Replica[]> {
+  const started = await Promise.allSettled(Array.from({ length: count }, (_, i) => startReplica(String.fromCharCode(65 + i), env)));
+  const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  if (!failed) return started.map((s) => (s as PromiseFulfilledResult<Replica>).value);
+  for (const s of started) if (s.status === 'fulfilled') await s.value.stop();
+  throw failed.reason;
 }
