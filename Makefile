@@ -55,6 +55,14 @@ coverage: build browser
 run: build
 	node bin/forecast.js serve --init-local-account
 
+# Debian's nginx, the load balancer of `run-cluster` (installed when missing).
+nginx:
+	scripts/install-nginx.sh
+
+# Scale-out on this machine: PostgreSQL, three replicas and nginx in front (README "Scale out").
+run-cluster: build postgres nginx
+	node scripts/run-cluster.js
+
 bench: build
 	node dist/bench/run-all.js
 
