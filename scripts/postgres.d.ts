@@ -27,6 +27,8 @@ export interface StartOptions {
   readonly durable?: boolean;
   /** Default: a free loopback port. */
   readonly port?: number;
+  /** More server settings, each passed as `-c name=value`. */
+  readonly settings?: Readonly<Record<string, string>>;
 }
 
 /** Start a PostgreSQL server (installing Debian's `postgresql` first when it is missing). */

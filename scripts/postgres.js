@@ -84,6 +84,7 @@ class PostgresServer {
     this.port = options.port;
     this.durable = options.durable;
     this.identity = options.identity;
+    this.settings = options.settings ?? {};
     this.child = undefined;
     this.exited = undefined;
   }
@@ -99,6 +100,7 @@ class PostgresServer {
     const args = ['-D', this.dataDir, '-p', String(this.port), '-k', this.dataDir, '-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=300'];
     // A throwaway server need not survive a power cut: skip the fsyncs (tests and the cluster's data are disposable).
     if (!this.durable) args.push('-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off');
+    for (const [name, value] of Object.entries(this.settings)) args.push('-c', `${name}=${value}`);
     const log = fs.openSync(path.join(this.dataDir, 'server.log'), 'a');
     const child = spawn(path.join(this.binDir, 'postgres'), args, { stdio: ['ignore', log, log], ...this.identity });
     fs.closeSync(log);
@@ -185,6 +187,7 @@ class PostgresServer {
  *   directory, removed by `destroy()` or at process exit.
  * - `durable`: fsync as usual (default false: a throwaway server skips fsyncs).
  * - `port`: default a free loopback port.
+ * - `settings`: more server settings (`-c name=value`).
  */
 async function startPostgres(options = {}) {
   const binDir = ensureInstalled();
@@ -203,7 +206,7 @@ async function startPostgres(options = {}) {
       ...identity,
     });
   }
-  const server = new PostgresServer({ binDir, dataDir, temporary, port: options.port ?? (await freePort()), durable: options.durable ?? false, identity });
+  const server = new PostgresServer({ binDir, dataDir, temporary, port: options.port ?? (await freePort()), durable: options.durable ?? false, identity, settings: options.settings });
   try {
     await server.start();
   } catch (err) {
