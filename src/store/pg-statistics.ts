@@ -40,6 +40,8 @@ export class TableStatistics {
   private readonly analysedRows = new Map<string, number>();
   /** Analyses running, by table. */
   private readonly running = new Map<string, Promise<void>>();
+  /** Tables the database user may not analyse: left to autovacuum. */
+  private readonly failed = new Set<string>();
   private closed = false;
 
   constructor(
@@ -53,7 +55,7 @@ export class TableStatistics {
     for (const [table, n] of rows) {
       const total = (this.inserted.get(table) ?? 0) + n;
       this.inserted.set(table, total);
-      if (this.closed || total < Math.max(MIN_ROWS, GROWTH * (this.analysedRows.get(table) ?? 0))) continue;
+      if (this.closed || this.failed.has(table) || total < Math.max(MIN_ROWS, GROWTH * (this.analysedRows.get(table) ?? 0))) continue;
       // Due: one analysis per table at a time; a commit that finds one running waits for it.
       const current = this.running.get(table);
       if (current) {
@@ -82,7 +84,20 @@ export class TableStatistics {
       const { rows } = await sql<{ n: number }>`SELECT reltuples::bigint AS n FROM pg_class WHERE oid = to_regclass(${table})`.execute(this.db);
       this.analysedRows.set(table, Math.max(0, Number(rows[0]?.n ?? 0)));
     } catch (error) {
-      if (!this.closed) this.onError(table, error);
+      if (this.closed) return;
+      // Without the privilege, never again (autovacuum analyses the table in time); after another
+      // failure (a VACUUM held the lock past LOCK_TIMEOUT_MS), when the table is next due.
+      if (errorCode(error) === '42501') this.failed.add(table);
+      this.onError(table, error);
     }
   }
+}
+
+/** The SQLSTATE of a `pg` error, also when it is wrapped (`cause`). */
+function errorCode(error: unknown): string | undefined {
+  for (let e = error; e instanceof Error; e = e.cause) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return code;
+  }
+  return undefined;
 }

@@ -194,3 +194,28 @@ test('a statement over its timeout and a pool with no free connection answer 503
     await close();
   }
 });
+
+test('a table a commit grew by 100 rows or more is analysed before the commit is acknowledged', async () => {
+  const database = await openDatabase(await emptyDatabase());
+  try {
+    const reltuples = async () => Number((await sql<{ n: number }>`SELECT reltuples::bigint AS n FROM pg_class WHERE oid = 'signups'::regclass`.execute(database.db)).rows[0].n);
+    const rows = (n: number, from: number) => Array.from({ length: n }, (_, i) => ({ address: `10.0.0.${from + i}`, create_time: 0, account_id: 'acct_x' }));
+    await database.transaction((trx) => trx.insertInto('signups').values(rows(60, 0)).execute());
+    assert.equal(await reltuples(), -1, 'not analysed yet (60 rows)');
+    await database.transaction(async (trx) => {
+      await trx.insertInto('signups').values(rows(30, 60)).execute();
+      await trx.insertInto('signups').values(rows(30, 90)).execute();
+    });
+    assert.equal(await reltuples(), 120, 'analysed once 120 rows were committed, before the commit resolved');
+    await assert.rejects(database.transaction(async (trx) => {
+      await trx.insertInto('signups').values(rows(100, 120)).execute();
+      throw new Error('rolled back');
+    }));
+    await database.db.insertInto('signups').values(rows(20, 220)).execute();
+    assert.equal(await reltuples(), 120, 'rolled-back rows do not count (20 more committed: not due)');
+    await database.db.insertInto('signups').values(rows(90, 240)).execute();
+    assert.equal(await reltuples(), 230, 'statements outside a transaction count too');
+  } finally {
+    await database.close();
+  }
+});
