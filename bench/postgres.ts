@@ -2,7 +2,8 @@
  * Scale-out benchmark (issue 15): the real service as separate `forecast serve` processes on
  * SQLite with 1 replica, and on PostgreSQL with 1 and with 3 replicas, in one run; the load
  * generator (this process) spreads calls over the replicas itself (round robin, no balancer in
- * between). Measured, closed loop, 16 concurrent callers, 4 s each after a 1-s warm-up:
+ * between). Measured, closed loop, 16 concurrent callers, 3 s each after a 1-s warm-up, in 3
+ * rounds alternating between the configurations (all running from the start), medians:
  *  - oracle warm query throughput over REST and gRPC (one 1,000-point daily series, its fit
  *    cached on every replica);
  *  - ingest throughput: 10 new observations per call, one account per caller, and all callers
@@ -34,7 +35,8 @@ import { closedLoop, grpcCaller, printTable, type LoadResult } from './load';
 const { startPostgres } = require(join(packageRoot(), 'scripts', 'postgres.js')) as typeof import('../scripts/postgres');
 
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const DAY = 86_400_000;
 const SERIES_START = Date.UTC(2023, 0, 2);
 
@@ -120,57 +122,68 @@ function spreadOver(fires: readonly (() => Promise<boolean>)[]): () => Promise<b
   return () => fires[i++ % fires.length]();
 }
 
-async function measure(label: string, replicas: readonly Replica[], keys: readonly string[]): Promise<LoadResult[]> {
+/** One configuration under test: its replicas and how to load them, kind by kind. */
+interface Setup {
+  readonly label: string;
+  readonly replicas: readonly Replica[];
+  readonly kinds: ReadonlyMap<string, () => Promise<boolean>>;
+  close(): void;
+}
+
+const KINDS = ['warm query REST', 'warm query gRPC', 'ingest, 16 accounts', 'ingest, 1 account'] as const;
+
+/** Warm every replica's fit cache and build the load of each kind for `replicas`. */
+async function prepare(label: string, replicas: readonly Replica[], keys: readonly string[]): Promise<Setup> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
-  const opts = { concurrency: CONCURRENCY, seconds: SECONDS };
-  const results: LoadResult[] = [];
   const oracleBody = JSON.stringify({ entity: 'sku:oracle', horizon: 7 });
-  const restQuery = spreadOver(replicas.map((r) => () => post(agent, r.http, '/v1/oracle/query', keys[0], oracleBody)));
   const request = Buffer.from(QueryRequest.encode({ entity: 'sku:oracle', depth: 0, includeManifest: false, axes: [], horizon: 7, thresholds: [], quantiles: [] }).finish());
   const callers = replicas.map((r) => grpcCaller(`127.0.0.1:${r.grpc}`, '/forecast.v1.OracleService/Query', request, { authorization: `Bearer ${keys[0]}` }));
-  const grpcQuery = spreadOver(callers.map((c) => c.fire));
-  // Fit once on every replica (each caches its own fits), then measure warm queries.
+  // Fit once on every replica (each caches its own fits): the measured queries are warm.
   for (const r of replicas) if (!(await post(agent, r.http, '/v1/oracle/query', keys[0], oracleBody))) throw new Error(`${label}: the first query failed`);
-  results.push(await closedLoop(`${label} warm query REST`, restQuery, opts));
-  results.push(await closedLoop(`${label} warm query gRPC`, grpcQuery, opts));
-  for (const c of callers) c.close();
+  // Ingests: round robin over 16 entities, each with a time line of its own (continued from round to round).
+  const next = Array.from({ length: CONCURRENCY }, () => 0);
+  let calls = 0;
+  const ingest = (keyOf: (w: number) => string) => () => {
+    const w = calls++ % CONCURRENCY;
+    const replica = replicas[(next[w] + w) % replicas.length];
+    const first = 2000 + next[w]++ * 10;
+    const observations = Array.from({ length: 10 }, (_, i) => ({ axis: 'demand', time: new Date(SERIES_START + (first + i) * DAY).toISOString(), value: i }));
+    return post(agent, replica.http, `/v1/entities/sku:in${w}/observations`, keyOf(w), JSON.stringify({ observations }));
+  };
+  const kinds = new Map<string, () => Promise<boolean>>([
+    ['warm query REST', spreadOver(replicas.map((r) => () => post(agent, r.http, '/v1/oracle/query', keys[0], oracleBody)))],
+    ['warm query gRPC', spreadOver(callers.map((c) => c.fire))],
+    ['ingest, 16 accounts', ingest((w) => keys[w % keys.length])],
+    ['ingest, 1 account', ingest(() => keys[0])],
+  ]);
+  return {
+    label,
+    replicas,
+    kinds,
+    close: () => {
+      for (const c of callers) c.close();
+      agent.destroy();
+    },
+  };
+}
 
-  // Ingests: each caller its own entity and time line; one account each, or all in the first.
-  for (const [name, keyOf] of [
-    ['ingest, 16 accounts', (w: number) => keys[w % keys.length]],
-    ['ingest, 1 account', () => keys[0]],
-  ] as const) {
-    const next = Array.from({ length: CONCURRENCY }, () => 0);
-    const fire = (w: number) => {
-      const replica = replicas[(next[w] + w) % replicas.length];
-      const first = 2000 + next[w]++ * 10;
-      const observations = Array.from({ length: 10 }, (_, i) => ({ axis: 'demand', time: new Date(SERIES_START + (first + i) * DAY).toISOString(), value: i }));
-      return post(agent, replica.http, `/v1/entities/sku:in${w}/observations`, keyOf(w), JSON.stringify({ observations }));
-    };
-    let calls = 0;
-    results.push(await closedLoop(`${label} ${name}`, () => fire(calls++ % CONCURRENCY), opts));
-  }
-  agent.destroy();
-  return results;
+/** The median of each figure over rounds. */
+function median(rounds: readonly LoadResult[]): LoadResult {
+  const mid = (k: 'rps' | 'p50' | 'p99') => [...rounds].map((r) => r[k]).sort((a, b) => a - b)[Math.floor(rounds.length / 2)];
+  return { name: rounds[0].name, requests: rounds.reduce((n, r) => n + r.requests, 0), errors: rounds.reduce((n, r) => n + r.errors, 0), rps: mid('rps'), p50: mid('p50'), p99: mid('p99') };
 }
 
 async function runPostgresBench(): Promise<void> {
-  const results: LoadResult[] = [];
   const masterKey = randomBytes(32).toString('base64');
-
   const dir = mkdtempSync(join(tmpdir(), 'forecast-bench-'));
-  try {
-    const url = `sqlite:${join(dir, 'bench.db')}`;
-    const { keys } = await seed(url);
-    const replica = await startReplica({ DATABASE_URL: url });
-    results.push(...(await measure('SQLite ×1', [replica], keys)));
-    await stopReplica(replica);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-
   const server = await startPostgres({ durable: true, settings: { synchronous_commit: 'off' } });
+  const setups: Setup[] = [];
   try {
+    // Every configuration runs from the start (idle while another is measured); rounds alternate
+    // between them, so a drift of this shared machine's load hits all alike.
+    const sqliteUrl = `sqlite:${join(dir, 'bench.db')}`;
+    const sqliteKeys = (await seed(sqliteUrl)).keys;
+    setups.push(await prepare('SQLite ×1', [await startReplica({ DATABASE_URL: sqliteUrl })], sqliteKeys));
     for (const count of [1, 3]) {
       const { Client } = await import('pg');
       const admin = new Client({ connectionString: server.url() });
@@ -180,20 +193,33 @@ async function runPostgresBench(): Promise<void> {
       const url = server.url(`bench${count}`);
       const { keys } = await seed(url);
       const replicas = await Promise.all(Array.from({ length: count }, () => startReplica({ DATABASE_URL: url, MASTER_KEY: masterKey })));
-      results.push(...(await measure(`PostgreSQL ×${count}`, replicas, keys)));
-      await Promise.all(replicas.map(stopReplica));
+      setups.push(await prepare(`PostgreSQL ×${count}`, replicas, keys));
+    }
+    const rounds = new Map<string, LoadResult[]>();
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const setup of setups) {
+        for (const kind of KINDS) {
+          const name = `${setup.label} ${kind}`;
+          const r = await closedLoop(name, setup.kinds.get(kind)!, { concurrency: CONCURRENCY, seconds: SECONDS });
+          rounds.set(name, [...(rounds.get(name) ?? []), r]);
+        }
+      }
+    }
+    const results = [...rounds.values()].map(median);
+    console.log(`\nScale-out: SQLite with 1 replica, PostgreSQL with 1 and 3 (${CONCURRENCY} concurrent callers, ${SECONDS} s each, calls spread round robin; medians of ${ROUNDS} alternating rounds)`);
+    printTable(results);
+    const rps = (name: string) => results.find((r) => r.name === name)!.rps;
+    console.log('\nratios'.padEnd(35) + 'PG×1 / SQLite×1'.padStart(18) + 'PG×3 / PG×1'.padStart(14));
+    for (const k of KINDS) {
+      console.log(k.padEnd(34) + (rps(`PostgreSQL ×1 ${k}`) / rps(`SQLite ×1 ${k}`)).toFixed(2).padStart(18) + (rps(`PostgreSQL ×3 ${k}`) / rps(`PostgreSQL ×1 ${k}`)).toFixed(2).padStart(14));
     }
   } finally {
+    for (const setup of setups) {
+      setup.close();
+      await Promise.all(setup.replicas.map(stopReplica));
+    }
     await server.destroy();
-  }
-
-  console.log(`\nScale-out: SQLite with 1 replica, PostgreSQL with 1 and 3 (${CONCURRENCY} concurrent callers, ${SECONDS} s each, calls spread round robin)`);
-  printTable(results);
-  const rps = (name: string) => results.find((r) => r.name === name)!.rps;
-  const kinds = ['warm query REST', 'warm query gRPC', 'ingest, 16 accounts', 'ingest, 1 account'];
-  console.log('\nratios'.padEnd(35) + 'PG×1 / SQLite×1'.padStart(18) + 'PG×3 / PG×1'.padStart(14));
-  for (const k of kinds) {
-    console.log(k.padEnd(34) + (rps(`PostgreSQL ×1 ${k}`) / rps(`SQLite ×1 ${k}`)).toFixed(2).padStart(18) + (rps(`PostgreSQL ×3 ${k}`) / rps(`PostgreSQL ×1 ${k}`)).toFixed(2).padStart(14));
+    rmSync(dir, { recursive: true, force: true });
   }
 }
 
