@@ -159,19 +159,26 @@ class TranslatingDriver extends PostgresDriver {
 
   override async commitTransaction(connection: DatabaseConnection): Promise<void> {
     await super.commitTransaction(connection);
-    if (connection instanceof TranslatingConnection) await connection.endTransaction(true);
+    if (connection instanceof TranslatingConnection) connection.endTransaction(true);
   }
 
   override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
-    if (connection instanceof TranslatingConnection) void connection.endTransaction(false);
+    if (connection instanceof TranslatingConnection) connection.endTransaction(false);
     await super.rollbackTransaction(connection);
   }
 
-  override releaseConnection(connection: DatabaseConnection): Promise<void> {
-    if (connection instanceof TranslatingConnection) void connection.endTransaction(false);
+  /**
+   * Released first, then waits for the statistics the connection's commits made due: the caller
+   * learns of its commit only once they are fresh, and the analysis never waits for the very
+   * connection it would free.
+   */
+  override async releaseConnection(connection: DatabaseConnection): Promise<void> {
+    if (!(connection instanceof TranslatingConnection)) return super.releaseConnection(connection as Parameters<PostgresDriver['releaseConnection']>[0]);
+    connection.endTransaction(false);
+    const refreshed = connection.takeRefresh();
     // The driver releases through a private member of its own connection object.
-    const own = (connection instanceof TranslatingConnection ? connection.inner : connection) as Parameters<PostgresDriver['releaseConnection']>[0];
-    return super.releaseConnection(own);
+    await super.releaseConnection(connection.inner as Parameters<PostgresDriver['releaseConnection']>[0]);
+    await refreshed;
   }
 }
 
@@ -179,6 +186,8 @@ class TranslatingConnection implements DatabaseConnection {
   inTransaction = false;
   /** Rows inserted by the open transaction, reported when it commits. */
   private inserted: InsertedRows = new Map();
+  /** The statistics refresh that committed inserts started (awaited on release). */
+  private refresh: Promise<void> | undefined;
 
   constructor(
     readonly inner: DatabaseConnection,
@@ -197,21 +206,28 @@ class TranslatingConnection implements DatabaseConnection {
     const table = rows > 0 ? insertTarget(compiledQuery.sql) : undefined;
     if (table !== undefined) {
       this.inserted.set(table, (this.inserted.get(table) ?? 0) + rows);
-      if (!this.inTransaction) await this.endTransaction(true);
+      if (!this.inTransaction) this.endTransaction(true);
     }
     return result;
   }
 
-  /**
-   * The open transaction (or autocommit statement) ended: report its inserts if it committed;
-   * resolves once the statistics they made due are refreshed.
-   */
-  async endTransaction(committed: boolean): Promise<void> {
+  /** The open transaction (or autocommit statement) ended: report its inserts if it committed. */
+  endTransaction(committed: boolean): void {
     this.inTransaction = false;
     if (this.inserted.size === 0) return;
     const rows = this.inserted;
     this.inserted = new Map();
-    if (committed) await this.committed(rows);
+    if (!committed) return;
+    const previous = this.refresh;
+    const refresh = this.committed(rows);
+    this.refresh = previous ? Promise.all([previous, refresh]).then(() => {}) : refresh;
+  }
+
+  /** The statistics refresh started since the last call, if any. */
+  takeRefresh(): Promise<void> | undefined {
+    const refresh = this.refresh;
+    this.refresh = undefined;
+    return refresh;
   }
 
   streamQuery<R>(compiledQuery: CompiledQuery, chunkSize?: number): AsyncIterableIterator<QueryResult<R>> {

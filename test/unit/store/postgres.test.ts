@@ -195,8 +195,8 @@ test('a statement over its timeout and a pool with no free connection answer 503
   }
 });
 
-test('a table a commit grew by 100 rows or more is analysed before the commit is acknowledged', async () => {
-  const database = await openDatabase(await emptyDatabase());
+test('a table a commit grew by 100 rows or more is analysed before the commit is acknowledged, even with a pool of one connection', async () => {
+  const database = await openDatabase(await emptyDatabase(), { postgres: { poolSize: 1, connectTimeoutMs: 2000, onAnalyzeFailure: (table, err) => assert.fail(`${table}: ${String(err)}`) } });
   try {
     const reltuples = async () => Number((await sql<{ n: number }>`SELECT reltuples::bigint AS n FROM pg_class WHERE oid = 'signups'::regclass`.execute(database.db)).rows[0].n);
     const rows = (n: number, from: number) => Array.from({ length: n }, (_, i) => ({ address: `10.0.0.${from + i}`, create_time: 0, account_id: 'acct_x' }));
