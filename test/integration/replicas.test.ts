@@ -234,6 +234,21 @@ test('data revisions are exact per account under concurrent ingests on three rep
   }
 });
 
-test('no replica crashed', () => {
+test('unlimited-tier usage counted in memory by each replica adds up exactly; no replica crashed, each drains and exits cleanly', async () => {
   for (const r of replicas) assert.equal(r.exit, undefined, `replica ${r.name} exited`);
+  const { account, created } = await accounts.createAccount('enterprise', null, [...SCOPES]);
+  const listed = await Promise.all(
+    Array.from({ length: 60 }, (_, i) => {
+      const { replica, protocol } = spread(i);
+      if (protocol === 'rest') return rest(replicas[replica].target, created.apiKey, { method: 'GET', path: '/v1/entities' });
+      const c = clients[replica].entities;
+      return grpcCall(c, c.listEntities, created.apiKey, { type: '', pageSize: 0, cursor: '' });
+    }),
+  );
+  assert.deepEqual(new Set(listed.map((o) => o.code)), new Set(['ok']));
+  // A replica writes these counts at most 200 ms later, or when it stops (SIGTERM: drain, flush, exit).
+  for (const r of replicas) await r.stop();
+  for (const r of replicas) assert.equal(r.exit, '0', `replica ${r.name} exit status`);
+  const usage = await database.db.selectFrom('usage').select('count').where('account_id', '=', account.id).execute();
+  assert.deepEqual(usage.map((u) => Number(u.count)), [60]);
 });
