@@ -43,6 +43,18 @@ export interface Config {
    * proxy that compresses anyway).
    */
   readonly compression: boolean;
+  /** PostgreSQL: most connections per replica (`DATABASE_POOL_SIZE`, default 10). */
+  readonly databasePoolSize: number;
+  /**
+   * PostgreSQL: longest a statement may run, in ms, before the server cancels it and the call
+   * answers 503 (`DATABASE_STATEMENT_TIMEOUT_MS`, default 30000; 0 = no limit).
+   */
+  readonly databaseStatementTimeoutMs: number;
+  /**
+   * PostgreSQL: longest a call waits for a connection, new or from a busy pool, in ms, before it
+   * answers 503 (`DATABASE_CONNECT_TIMEOUT_MS`, default 3000).
+   */
+  readonly databaseConnectTimeoutMs: number;
 }
 
 const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error', 'silent'];
@@ -54,6 +66,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     if (raw === undefined || raw === '') return fallback;
     const n = Number(raw);
     if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`${name} must be a port number 0..65535, got ${raw}`);
+    return n;
+  };
+  const integer = (name: string, fallback: number, min: number): number => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be an integer ≥ ${min}, got ${raw}`);
     return n;
   };
   const logLevel = (env.LOG_LEVEL ?? 'info') as LogLevel;
@@ -82,6 +101,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     masterKeyFile: env.MASTER_KEY_FILE || undefined,
     corsOrigins,
     compression: compressionFlag === 'on',
+    databasePoolSize: integer('DATABASE_POOL_SIZE', 10, 1),
+    databaseStatementTimeoutMs: integer('DATABASE_STATEMENT_TIMEOUT_MS', 30_000, 0),
+    databaseConnectTimeoutMs: integer('DATABASE_CONNECT_TIMEOUT_MS', 3_000, 1),
   };
 }
 

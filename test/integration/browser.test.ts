@@ -38,7 +38,9 @@ test('sign up in the browser, copy the key, call the API with it', async () => {
   assert.match(await page.locator('#signup-error').innerText(), /valid email/);
   await page.getByLabel('Work email').fill('browser@example.com');
   await page.getByRole('button', { name: 'Create free account' }).click();
-  const keyText = await page.locator('#api-key').innerText({ timeout: 10_000 });
+  // The key's element is on the page (empty) before the sign-up answers: wait for its text.
+  await page.locator('#api-key').filter({ hasText: /\S/ }).waitFor({ timeout: 10_000 });
+  const keyText = await page.locator('#api-key').innerText();
   assert.match(keyText, /^fk_live_[0-9A-Za-z]{38}$/);
   await page.getByRole('button', { name: 'Copy' }).click();
   await page.getByText('Copied to the clipboard.').waitFor();
