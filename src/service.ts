@@ -35,6 +35,11 @@ import { ForecastPool } from './oracle/forecast-pool';
 import { oracleService } from './oracle/oracle-service';
 import { QueryStore } from './oracle/query-store';
 import { SeriesLoader } from './oracle/series-loader';
+import { graphService } from './graph/graph-service';
+import { DepthQueries } from './graph/hierarchy-query';
+import { nodeForecaster } from './graph/node-forecasts';
+import { ReconcilePool } from './graph/reconcile-pool';
+import { RelationStore } from './graph/relation-store';
 
 /** Everything the endpoints may need. */
 export interface ServiceContext {
@@ -47,12 +52,17 @@ export interface ServiceContext {
   readonly accounts: AccountStore;
   readonly usage: UsageStore;
   readonly entities: EntityStore;
+  readonly relations: RelationStore;
   readonly observations: ObservationStore;
   readonly idempotency: IdempotencyStore;
   readonly cursors: CursorCodec;
   readonly series: SeriesLoader;
   readonly pool: ForecastPool;
   readonly queries: QueryStore;
+  /** The reconciliation thread of depth queries. */
+  readonly reconcilePool: ReconcilePool;
+  /** Oracle queries with depth ≥ 1 (graph/hierarchy-query.ts). */
+  readonly depthQueries: DepthQueries;
 }
 
 export interface ServiceOptions {
@@ -111,6 +121,11 @@ export async function createService(config: Config, options: ServiceOptions = {}
   });
   const descriptors: Descriptors = loadDescriptors([DESCRIPTOR_IMAGE, ...(options.extraDescriptors ?? [])]);
   const observations = new ObservationStore(database);
+  const entities = new EntityStore(database);
+  const relations = new RelationStore(database);
+  const series = new SeriesLoader(observations);
+  const pool = new ForecastPool();
+  const reconcilePool = new ReconcilePool();
   const ctx: ServiceContext = {
     config,
     clock,
@@ -119,19 +134,23 @@ export async function createService(config: Config, options: ServiceOptions = {}
     secrets,
     accounts: new AccountStore(database, clock),
     usage: new UsageStore(database, (error) => log.warn('usage count flush failed; retrying', { error })),
-    entities: new EntityStore(database),
+    entities,
+    relations,
     observations,
     idempotency: new IdempotencyStore(database),
     cursors: new CursorCodec(await serverSecret(database, secrets, 'cursor')),
-    series: new SeriesLoader(observations),
-    pool: new ForecastPool(),
+    series,
+    pool,
     queries: new QueryStore(database),
+    reconcilePool,
+    depthQueries: new DepthQueries({ entities, relations, series, pool, reconcile: reconcilePool }),
   };
   const bindings = [
     entityService(ctx),
     accountService(ctx),
     keyService(ctx),
     oracleService(ctx),
+    graphService({ ...ctx, nodeForecasts: nodeForecaster(ctx) }),
     ...(options.extraServices?.(ctx) ?? []),
   ];
   const methods = buildMethodTable(bindings, descriptors.registry, options.deprecations ?? DEPRECATIONS);
@@ -219,6 +238,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
       await Promise.all([shutdownGrpc(grpcServer, config.shutdownGraceMs), httpClosed]);
       clearTimeout(force);
       await ctx.pool.close();
+      await ctx.reconcilePool.close();
       await ctx.usage.close().catch((error) => ctx.log.error('usage counts lost at stop', { error }));
       await ctx.database.close();
     })());

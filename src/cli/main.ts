@@ -1,6 +1,6 @@
 /**
  * The `forecast` operator CLI: `serve`, `accounts create|set-tier`, `keys create|revoke`,
- * `evaluate`. Every command honours `DATABASE_URL` (and the rest of the environment config).
+ * `evaluate`, `evaluate-hierarchy`. Every command honours `DATABASE_URL` (and the rest of the environment config).
  */
 import { AccountStore } from '../accounts/account-store';
 import { DEFAULT_SCOPES, isScope, isTier, SCOPES, type Scope } from '../accounts/tiers';
@@ -18,6 +18,7 @@ const USAGE = `usage: forecast <command> [options]
   keys create --account ACCT [--scopes a,b] [--expires-in-days N] [--name N] [--json]
   keys revoke --account ACCT --key KEY_ID
   evaluate --data FILE.jsonl [--models LIST] [--level 95] [--json] [--limit N]
+  evaluate-hierarchy --data FILE.json [--horizon H] [--json] [--workers N] [--draws K]
 
 Environment: DATABASE_URL (default sqlite:./data/forecast.db), HTTP_PORT (8080), GRPC_PORT (50051),
 HOST (127.0.0.1), LOG_LEVEL (info).`;
@@ -37,6 +38,11 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
         // eslint-disable-next-line @typescript-eslint/no-require-imports
         const { evaluateCommand } = require('./evaluate') as { evaluateCommand(argv: string[]): Promise<number> };
         return await evaluateCommand(argv.slice(1));
+      }
+      case 'evaluate-hierarchy': {
+        // eslint-disable-next-line @typescript-eslint/no-require-imports
+        const { evaluateHierarchyCommand } = require('./evaluate-hierarchy') as { evaluateHierarchyCommand(argv: string[]): Promise<number> };
+        return await evaluateHierarchyCommand(argv.slice(1));
       }
       case undefined:
       case 'help':
