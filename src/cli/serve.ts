@@ -4,10 +4,14 @@ import { SCOPES } from '../accounts/tiers';
 import type { Config } from '../config';
 import { allowOnly, type ParsedArgs } from './args';
 import { loadDemoData } from '../oracle/demo-data';
+import { createLogger } from '../log';
+import { installSafetyNet } from './safety-net';
 
 export async function serveCommand(args: ParsedArgs, config: Config): Promise<number> {
   allowOnly(args, ['init-local-account']);
-  const service = await startService(config);
+  const log = createLogger(config.logLevel);
+  installSafetyNet(process, log);
+  const service = await startService(config, { log });
   const base = `http://${config.host}:${service.httpPort}`;
   const out: string[] = [
     `forecast service running`,

@@ -53,8 +53,8 @@ export class ObservationStore {
     );
   }
 
-  /** Store all batches in one transaction as one revision (all or nothing). */
-  async ingest(accountId: string, batches: readonly IngestBatch[], now: number): Promise<IngestResult> {
+  /** Store all batches in one transaction as one revision (all or nothing; not committed once `signal` aborted). */
+  async ingest(accountId: string, batches: readonly IngestBatch[], now: number, signal?: AbortSignal): Promise<IngestResult> {
     const accepted = batches.reduce((n, b) => n + b.rows.length, 0);
     return this.database.transaction(async (trx) => {
       const { revision } = await trx
@@ -96,7 +96,7 @@ export class ObservationStore {
         corrections += Number(n);
       }
       return { revision: Number(revision), accepted, corrections };
-    });
+    }, { signal });
   }
 
   /** The newest revision that exists (0 before any ingest). */

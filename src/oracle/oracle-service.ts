@@ -156,6 +156,8 @@ export function oracleService(deps: OracleDeps): ServiceBinding {
         };
         if (first.result.confidence === null) forecast.warnings.push(`${first.name}: confidence is 0 because the history is too short to backtest`);
         const queryId = newId('q', ctx.clock);
+        // Past its deadline (or with its client gone) the query is not recorded: a 504 means not done.
+        ctx.signal.throwIfAborted();
         await deps.queries.save({
           queryId,
           accountId,

@@ -12,7 +12,7 @@
 import { createHash } from 'node:crypto';
 import type { Clock } from '../clock';
 import type { Database } from '../store/database';
-import { invalidArgument, ServiceError, type ErrorCode } from './errors';
+import { invalidArgument, ServiceError, type ErrorCode, quote } from './errors';
 import type { Interceptor } from './pipeline';
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000;
@@ -120,10 +120,10 @@ export function idempotencyInterceptor(store: IdempotencyStore, clock: Clock, op
     if (!claim.claimed) {
       const { row } = claim;
       if (row.fingerprint !== fingerprint) {
-        throw new ServiceError('idempotency_key_reused', `Idempotency-Key ${JSON.stringify(key)} was already used with a different request to ${entry.name}`, { field: 'Idempotency-Key' });
+        throw new ServiceError('idempotency_key_reused', `Idempotency-Key ${quote(key)} was already used with a different request to ${entry.name}`, { field: 'Idempotency-Key' });
       }
       if (row.state !== 'done') {
-        throw new ServiceError('idempotency_key_in_use', `a request with Idempotency-Key ${JSON.stringify(key)} is still being processed; retry later`, { field: 'Idempotency-Key' });
+        throw new ServiceError('idempotency_key_in_use', `a request with Idempotency-Key ${quote(key)} is still being processed; retry later`, { field: 'Idempotency-Key' });
       }
       const headers = JSON.parse(row.headers ?? '{}') as Record<string, string>;
       for (const [k, v] of Object.entries(headers)) ctx.setHeader(k, v);
