@@ -6,6 +6,7 @@
 import { createServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type * as grpc from '@grpc/grpc-js';
+import { AccountServiceService } from '../gen/forecast/v1/account_service.pb';
 import { AccountStore } from './accounts/account-store';
 import { accountService } from './accounts/account-service';
 import { keyService } from './accounts/key-service';
@@ -34,6 +35,9 @@ import { ForecastPool } from './oracle/forecast-pool';
 import { oracleService } from './oracle/oracle-service';
 import { QueryStore } from './oracle/query-store';
 import { SeriesLoader } from './oracle/series-loader';
+
+/** Methods that never count against the quota (GetVersion needs no key, so it is never counted either). */
+const QUOTA_EXEMPT: ReadonlySet<string> = new Set([AccountServiceService.getAccount.path, AccountServiceService.getVersion.path]);
 
 /** Everything the endpoints may need. */
 export interface ServiceContext {
@@ -103,7 +107,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
     usage: new UsageStore(database, (error) => log.warn('usage count flush failed; retrying', { error })),
     entities: new EntityStore(database),
     observations,
-    idempotency: new IdempotencyStore(database),
+    idempotency: new IdempotencyStore(database, secrets),
     cursors: new CursorCodec(await serverSecret(database, secrets, 'cursor')),
     series: new SeriesLoader(observations),
     pool: new ForecastPool(),
@@ -135,7 +139,8 @@ export async function createService(config: Config, options: ServiceOptions = {}
             for (const [k, v] of Object.entries(rateLimitHeaders(p.tier, used, now))) callCtx.setHeader(k, v);
           },
         }),
-        quotaInterceptor(ctx.usage, clock),
+        // Reads of the account itself are free (API.md section 12): a user over quota still sees their usage.
+        quotaInterceptor(ctx.usage, clock, { exempt: (path) => QUOTA_EXEMPT.has(path) }),
       ],
     },
     methods,

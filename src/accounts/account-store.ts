@@ -149,17 +149,24 @@ export class AccountStore {
   }
 
   /**
-   * Replace a key: a new key with the same scopes and name, and the old one expiring at
-   * `oldExpireTime` (or its own earlier expiry), in one transaction.
+   * Replace a key: a new key with the same scopes and name, expiring at `newExpireTime` or, when
+   * that is undefined, when the old key would have; the old one expiring at `oldExpireTime` (or
+   * its own earlier expiry). One transaction.
    */
-  async rotateKey(accountId: string, keyId: string, oldExpireTime: number, signal?: AbortSignal): Promise<{ created: CreatedKey; previous: KeyRow } | undefined> {
+  async rotateKey(
+    accountId: string,
+    keyId: string,
+    oldExpireTime: number,
+    newExpireTime?: number,
+    signal?: AbortSignal,
+  ): Promise<{ created: CreatedKey; previous: KeyRow } | undefined> {
     return this.database.transaction(async (trx) => {
       const row = await trx.selectFrom('api_keys').selectAll().where('account_id', '=', accountId).where('id', '=', keyId).executeTakeFirst();
       if (!row) return undefined;
       const old = toKeyRow(row);
       const expire = old.expireTime === null ? oldExpireTime : Math.min(old.expireTime, oldExpireTime);
       await trx.updateTable('api_keys').set({ expire_time: expire }).where('account_id', '=', accountId).where('id', '=', keyId).execute();
-      const created = await this.insertKey(trx, accountId, old.scopes, null, old.name);
+      const created = await this.insertKey(trx, accountId, old.scopes, newExpireTime ?? old.expireTime, old.name);
       return { created, previous: { ...old, expireTime: expire } };
     }, { signal });
   }

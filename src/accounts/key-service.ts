@@ -82,7 +82,8 @@ export function keyService(deps: { accounts: AccountStore; cursors: CursorCodec 
         const now = ctx.clock.now();
         if (toApiKey(key, now).state !== 'active') throw invalidArgument('key_id', `key ${key.id} is ${toApiKey(key, now).state}: only an active key can be rotated`);
         const grace = seconds(req.gracePeriodSeconds, 'grace_period_seconds', MAX_GRACE_S) || DEFAULT_GRACE_S;
-        const rotated = await accounts.rotateKey(accountId, key.id, now + grace * 1000, ctx.signal);
+        const life = seconds(req.expiresInSeconds, 'expires_in_seconds', MAX_LIFETIME_S);
+        const rotated = await accounts.rotateKey(accountId, key.id, now + grace * 1000, life === 0 ? undefined : now + life * 1000, ctx.signal);
         if (!rotated) throw new NotFoundError('key', key.id);
         return { key: toApiKey(rotated.created.key, now), apiKey: rotated.created.apiKey, previous: toApiKey(rotated.previous, now) };
       },

@@ -163,7 +163,7 @@ export function entityService(deps: EntityServiceDeps): ServiceBinding {
         }
         const record = await mustGet(accountId, entity);
         const rows = checkRows(req.observations, rowContext(record), 'observations', new Map(), entity);
-        const result = await observations.ingest(accountId, [{ entity, rows }], ctx.clock.now(), ctx.signal);
+        const result = await observations.ingest(accountId, [{ entity, field: 'observations', rows }], ctx.clock.now(), ctx.signal);
         return { entity, revision: String(result.revision), accepted: result.accepted, corrections: result.corrections };
       },
     },
@@ -193,7 +193,7 @@ export function entityService(deps: EntityServiceDeps): ServiceBinding {
             rc = rowContext(record);
             known.set(entity, rc);
           }
-          batches.push({ entity, rows: checkRows(req.observations, rc, `${at}.observations`, seen, entity) });
+          batches.push({ entity, field: `${at}.observations`, rows: checkRows(req.observations, rc, `${at}.observations`, seen, entity) });
         }
         if (messages === 0) throw invalidArgument('messages', 'the stream carried no request');
         const result = await observations.ingest(accountId, batches, ctx.clock.now(), ctx.signal);
@@ -222,7 +222,7 @@ export function entityService(deps: EntityServiceDeps): ServiceBinding {
           asOf = pos.r;
           after = [pos.a, pos.t];
         } else {
-          const latest = await observations.latestRevision();
+          const latest = await observations.latestRevision(accountId);
           if (requested > latest) throw invalidArgument('as_of_revision', `${requested} is newer than the latest revision ${latest}`);
           asOf = requested || latest;
         }

@@ -9,6 +9,10 @@ export const MAX_AXES = 32;
 export const MAX_PARENTS = 32;
 export const MAX_OBSERVATIONS_PER_REQUEST = 10_000;
 export const MAX_OBSERVATIONS_PER_STREAM = 1_000_000;
+/** Earliest observation time accepted (inclusive): 1900-01-01T00:00:00Z. */
+export const MIN_OBSERVATION_TIME = Date.UTC(1900, 0, 1);
+/** Latest observation time accepted (exclusive): 2200-01-01T00:00:00Z. */
+export const END_OBSERVATION_TIME = Date.UTC(2200, 0, 1);
 
 /** Axes of a CreateEntity request, checked: names valid and unique, units short, kinds known. */
 export function checkAxes(axes: readonly Axis[]): AxisRecord[] {
@@ -63,6 +67,9 @@ export function checkRows(
     if (kind === undefined) throw invalidArgument(`${at}.axis`, `entity ${entity} has no axis ${quote(o.axis)}`);
     if (!o.time) throw invalidArgument(`${at}.time`, 'is required');
     const time = parseTime(o.time, `${at}.time`);
+    if (time < MIN_OBSERVATION_TIME || time >= END_OBSERVATION_TIME) {
+      throw invalidArgument(`${at}.time`, `${o.time.slice(0, 40)} is outside the supported range 1900-01-01T00:00:00Z to 2200-01-01T00:00:00Z (exclusive)`);
+    }
     if (indexOf(ctx.frequency, time) === undefined) {
       throw invalidArgument(`${at}.time`, `${o.time} is not on the ${ctx.frequency} grid of ${entity} (${gridOf(ctx.frequency)})`);
     }

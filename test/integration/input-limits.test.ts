@@ -47,7 +47,7 @@ describe('over-long strings', () => {
     const id = 'k'.repeat(40_000);
     const [revoke, rotate] = await Promise.all([
       grpcCall(keys, keys.revokeKey, admin, { keyId: id }),
-      grpcCall(keys, keys.rotateKey, admin, { keyId: id, gracePeriodSeconds: '0' }),
+      grpcCall(keys, keys.rotateKey, admin, { keyId: id, gracePeriodSeconds: '0', expiresInSeconds: '0' }),
     ]);
     shortError(revoke, 'invalid_argument', 'key_id');
     shortError(rotate, 'invalid_argument', 'key_id');
