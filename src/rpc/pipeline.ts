@@ -145,7 +145,7 @@ export class Pipeline {
     try {
       const access = entry.endpoint.access;
       if (access !== 'public') {
-        ctx.principal = await authenticate(incoming.header('authorization'), this.deps.accounts, clock);
+        ctx.principal = await authenticate(incoming.header('authorization'), this.deps.accounts, clock, incoming.protocol);
         if (access !== 'authenticated') requireScope(ctx.principal, access);
       }
       const request = decode();

@@ -70,6 +70,17 @@ describe('authentication', () => {
     expectError(await getEntity('store:berlin', generateApiKey()), 'unauthenticated', 401, 16);
   });
 
+  test('a key with a stray space: REST trims it; gRPC (whose HTTP/2 layer drops such a value) says to look for the space', async () => {
+    const r = await rest(t, undefined, { method: 'GET', path: '/v1/entities/store:berlin', headers: { authorization: `Bearer ${keyA} ` } });
+    assert.equal(r.code, 'ok', r.message);
+    for (const value of [`Bearer ${keyA} `, ` Bearer ${keyA}`]) {
+      const g = await grpcCall(entities, entities.getEntity, undefined, { entity: 'store:berlin' }, { authorization: value });
+      expectError([g], 'unauthenticated', 401, 16, 'leading or trailing space');
+    }
+    const none = await grpcCall(entities, entities.getEntity, undefined, { entity: 'store:berlin' });
+    expectError([none], 'unauthenticated', 401, 16, 'missing API key');
+  });
+
   test('a revoked key is refused at once; an expired key is refused', async () => {
     const { accountId, key } = await t.account('pro');
     assert.equal((await getEntity('store:none', key))[0].code, 'not_found');
