@@ -32,7 +32,7 @@ export interface ChildServer {
   errorLogs(): { msg: string; [k: string]: unknown }[];
   /** Whether the process is still running. */
   alive(): boolean;
-  /** Resident set size of the process now, in bytes (Linux /proc). */
+  /** Resident set size of the process now, in bytes (Linux /proc); NaN once it is gone. */
   rssBytes(): number;
   /** Resolves when the process has exited, with its code and signal. */
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
@@ -103,7 +103,13 @@ export async function startChildServer(options: ChildOptions = {}): Promise<Chil
         .map((l) => JSON.parse(l) as { level: string; msg: string })
         .filter((l) => l.level === 'error'),
     alive: () => running,
-    rssBytes: () => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))![1]) * 1024,
+    rssBytes: () => {
+      try {
+        return Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))![1]) * 1024;
+      } catch {
+        return NaN; // the process is gone
+      }
+    },
     exited,
     async stop(signal: NodeJS.Signals = 'SIGTERM') {
       if (running) child.kill(signal);
