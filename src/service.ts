@@ -180,9 +180,13 @@ export async function startService(config: Config, options: ServiceOptions = {})
       health.setStatus('', 'NOT_SERVING');
       const httpClosed = new Promise<void>((resolve) => http.close(() => resolve()));
       http.closeIdleConnections();
+      // A keep-alive connection whose last call drains becomes idle only then: close those as they
+      // appear, or the drain would wait for the grace period whenever a client kept its connection.
+      const idle = setInterval(() => http.closeIdleConnections(), 50);
       const force = setTimeout(() => http.closeAllConnections(), config.shutdownGraceMs);
       await Promise.all([shutdownGrpc(grpcServer, config.shutdownGraceMs), httpClosed]);
       clearTimeout(force);
+      clearInterval(idle);
       await ctx.pool.close();
       await ctx.usage.close().catch((error) => ctx.log.error('usage counts lost at stop', { error }));
       await ctx.database.close();
