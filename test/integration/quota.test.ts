@@ -104,8 +104,9 @@ test('unauthenticated requests do not count; enterprise has no limit headers (bo
   assert.equal(e.data.quota.used, 2, 'enterprise calls are counted for reporting');
 });
 
-test('a quota refusal is never stored under an idempotency key: next month the same key executes (both protocols)', async () => {
-  clock.set(Date.UTC(2027, 0, 20, 12));
+test('a quota refusal is never stored under an idempotency key: minutes later, in the next month, the same key executes (both protocols)', async () => {
+  // half an hour before February: the key's 24-hour window is still open when the quota resets
+  clock.set(Date.UTC(2027, 0, 31, 23, 30));
   const { key } = await t.account('free');
   await Promise.all(Array.from({ length: 100 }, (_, i) => counted(key, i)));
   const body = { entity: 'store:q', frequency: 'P1D', axes: [{ name: 'demand' }] };
