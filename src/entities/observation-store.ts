@@ -7,7 +7,9 @@
  * the old one, so a read "as of" revision R sees, for each (axis, time), the newest value
  * recorded at or before R.
  */
+import type { ExpressionBuilder } from 'kysely';
 import type { Database, Queryable } from '../store/database';
+import type { ObservationsTable, Schema } from '../store/schema';
 import { prepared } from '../store/prepared';
 import { invalidArgument } from '../rpc/errors';
 import { formatTime } from '../clock';
@@ -104,17 +106,7 @@ export class ObservationStore {
           .where('o.account_id', '=', accountId)
           .where('o.entity', '=', entity)
           .where('o.revision', '=', Number(revision))
-          .where(({ exists, selectFrom }) =>
-            exists(
-              selectFrom('observations as p')
-                .select('p.time')
-                .whereRef('p.account_id', '=', 'o.account_id')
-                .whereRef('p.entity', '=', 'o.entity')
-                .whereRef('p.axis', '=', 'o.axis')
-                .whereRef('p.time', '=', 'o.time')
-                .whereRef('p.revision', '<', 'o.revision'),
-            ),
-          )
+          .where((eb) => eb.exists(otherVersions(eb, '<')))
           .executeTakeFirstOrThrow();
         corrections += Number(n);
       }
@@ -148,20 +140,7 @@ export class ObservationStore {
       .where('o.account_id', '=', accountId)
       .where('o.entity', '=', entity)
       .where('o.revision', '<=', asOf)
-      .where(({ not, exists, selectFrom }) =>
-        not(
-          exists(
-            selectFrom('observations as n')
-              .select('n.time')
-              .whereRef('n.account_id', '=', 'o.account_id')
-              .whereRef('n.entity', '=', 'o.entity')
-              .whereRef('n.axis', '=', 'o.axis')
-              .whereRef('n.time', '=', 'o.time')
-              .whereRef('n.revision', '>', 'o.revision')
-              .where('n.revision', '<=', asOf),
-          ),
-        ),
-      );
+      .where((eb) => eb.not(eb.exists(otherVersions(eb, '>').where('v.revision', '<=', asOf))));
   }
 
   /** A page of the entity's observations as of `filter.asOf`, ascending by (axis, time). */
@@ -177,6 +156,21 @@ export class ObservationStore {
     const rows = await q.orderBy('o.axis').orderBy('o.time').limit(filter.limit).execute();
     return rows.map((r) => ({ axis: r.axis, time: Number(r.time), value: Number(r.value), revision: Number(r.revision) }));
   }
+}
+
+/** Queries over `observations as o`: a row `o` of the table. */
+type RowOf = ExpressionBuilder<Schema & { o: ObservationsTable }, 'o'>;
+
+/** The other versions (`v`) of row `o`'s value — same account, entity, axis and time — recorded before (`<`) or after (`>`) it. */
+function otherVersions(eb: RowOf, relation: '<' | '>') {
+  return eb
+    .selectFrom('observations as v')
+    .select('v.time')
+    .whereRef('v.account_id', '=', 'o.account_id')
+    .whereRef('v.entity', '=', 'o.entity')
+    .whereRef('v.axis', '=', 'o.axis')
+    .whereRef('v.time', '=', 'o.time')
+    .whereRef('v.revision', relation, 'o.revision');
 }
 
 /**
