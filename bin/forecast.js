@@ -34,7 +34,7 @@ if (process.argv[2] === 'serve') {
     for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => child.kill(signal));
     const parent = process.ppid;
     const orphaned = setInterval(() => {
-      if (true) return;
+      if (parentAlive(parent)) return;
       clearInterval(orphaned);
       child.kill('SIGTERM');
     }, 500);

@@ -25,6 +25,9 @@ const REST_ROWS = 10_000;
 const STREAM_MESSAGES = 5;
 const ROWS_PER_MESSAGE = 4_000;
 const SEED = 4242;
+/** Generous bounds for a loaded 2-core machine (a round restarts the server): they only stop a hung run. */
+const KILL_SUITE_TIMEOUT_MS = 15 * 60_000;
+const DRAIN_TIMEOUT_MS = 5 * 60_000;
 
 type Row = { axis: string; time: string; value: number };
 const day = (i: number) => new Date(Date.UTC(1990, 0, 1) + i * 86_400_000).toISOString().replace('.000Z', 'Z');
@@ -151,7 +154,7 @@ describe('kill -9 in the middle of ingests', () => {
     }
     // eslint-disable-next-line no-console
     console.log(outcomes.join('\n'));
-  });
+  }, KILL_SUITE_TIMEOUT_MS);
 });
 
 describe('SIGTERM with calls in flight', () => {
@@ -213,5 +216,5 @@ describe('SIGTERM with calls in flight', () => {
       oracle.close();
       await server.stop('SIGKILL');
     }
-  });
+  }, DRAIN_TIMEOUT_MS);
 });

@@ -27,6 +27,8 @@ import { encode, fillPath, mangleJson, mangleQuery, manglePath, message, methods
 const REQUESTS_PER_PROTOCOL = 2500;
 const SEED = 20_261_123;
 const CONCURRENCY = 8;
+/** A bound for a loaded 2-core machine (the run takes about a minute): it only stops a hung run. */
+const TIMEOUT_MS = 10 * 60_000;
 /** How much the server's RSS may have grown over the run (after a warm-up), in bytes. */
 const MEMORY_BOUND_BYTES = 150 * 1024 * 1024;
 const CODES = new Set(Object.keys(ERROR_STATUS));
@@ -249,4 +251,4 @@ test(`fuzz: ${REQUESTS_PER_PROTOCOL} requests per protocol over every method; no
   const errors = server.errorLogs().map((l) => l.msg);
   assert.deepEqual(errors, []);
   assert.ok(server.rssBytes() - baseline < MEMORY_BOUND_BYTES, `RSS grew by ${((server.rssBytes() - baseline) / 2 ** 20).toFixed(0)} MB (bound ${MEMORY_BOUND_BYTES / 2 ** 20} MB)`);
-});
+}, TIMEOUT_MS);

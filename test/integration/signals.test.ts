@@ -45,7 +45,7 @@ function alive(pid: number): boolean {
 }
 
 /** Poll `check` every 25 ms until it holds (or fail after `ms`). */
-async function until(what: string, check: () => boolean, ms = 20_000): Promise<void> {
+async function until(what: string, check: () => boolean, ms = 60_000): Promise<void> {
   const end = Date.now() + ms;
   while (!check()) {
     if (Date.now() > end) throw new Error(`timed out waiting until ${what}`);
