@@ -155,8 +155,9 @@ describe('in flight (a test endpoint that waits, then writes or fails)', () => {
     const call = new Promise<grpc.ServiceError | null>((resolve) =>
       echo.shout({ name: 'late-grpc', text: '', times: 0, legacyNote: '' }, new grpc.Metadata(), { deadline: Date.now() + 300 }, (err) => resolve(err)),
     );
-    const first = await Promise.race([hooks.aborted.promise.then(() => 'aborted'), hooks.finished.promise.then(() => 'finished')]);
-    assert.equal(first, 'aborted');
+    const first = await Promise.race([hooks.started.promise.then(() => 'started'), call.then((e) => `answered ${e?.code}`)]);
+    assert.equal(first, 'started', 'the endpoint runs before the deadline');
+    await hooks.aborted.promise; // then the deadline passes while it waits
     assert.equal((await call)?.code, grpc.status.DEADLINE_EXCEEDED);
     hooks.gate.resolve();
     await hooks.finished.promise; // the server side ran on and refused to commit
@@ -177,7 +178,10 @@ describe('in flight (a test endpoint that waits, then writes or fails)', () => {
     process.on('unhandledRejection', listener);
     try {
       hooks = makeHooks();
-      const o = await rest(t, undefined, { method: 'GET', path: '/v1/testing/old/x', headers: { 'grpc-timeout': '30m' } });
+      const call = rest(t, undefined, { method: 'GET', path: '/v1/testing/old/x', headers: { 'grpc-timeout': '300m' } });
+      const first = await Promise.race([hooks.started.promise.then(() => 'started'), call.then((r) => `answered ${r.code}`)]);
+      assert.equal(first, 'started', 'the endpoint runs before the deadline');
+      const o = await call; // answered at the deadline while the endpoint still waits
       assert.equal(o.code, 'deadline_exceeded');
       assert.equal(o.status, 504);
       hooks.gate.resolve(); // the abandoned work now fails
