@@ -7,9 +7,8 @@
  * the old one, so a read "as of" revision R sees, for each (axis, time), the newest value
  * recorded at or before R.
  */
-import type { ExpressionBuilder } from 'kysely';
 import type { Database, Queryable } from '../store/database';
-import type { ObservationsTable, Schema } from '../store/schema';
+import { KeyedMutex } from '../store/keyed-mutex';
 import { prepared } from '../store/prepared';
 import { invalidArgument } from '../rpc/errors';
 import { formatTime } from '../clock';
@@ -59,6 +58,7 @@ export class ObservationStore {
   /** Read on every oracle query: prepared once (store/prepared.ts). */
   private readonly latest;
   private readonly newest;
+  private readonly accountWrites = new KeyedMutex();
 
   constructor(private readonly database: Database) {
     const db = database.db;
@@ -75,43 +75,64 @@ export class ObservationStore {
    */
   async ingest(accountId: string, batches: readonly IngestBatch[], now: number, signal?: AbortSignal): Promise<IngestResult> {
     const accepted = batches.reduce((n, b) => n + b.rows.length, 0);
-    return this.database.transaction(async (trx) => {
-      const { data_revision: revision } = await trx
-        .updateTable('accounts')
-        .set((eb) => ({ data_revision: eb('data_revision', '+', 1) }))
-        .where('id', '=', accountId)
-        .returning('data_revision')
-        .executeTakeFirstOrThrow();
-      await checkSpans(trx, accountId, batches);
-      await trx.insertInto('revisions').values({ account_id: accountId, revision, create_time: now, observation_count: accepted }).execute();
-      for (const batch of batches) {
-        for (let i = 0; i < batch.rows.length; i += CHUNK) {
-          const chunk = batch.rows.slice(i, i + CHUNK).map((r) => ({
-            account_id: accountId,
-            entity: batch.entity,
-            axis: r.axis,
-            time: r.time,
-            revision: Number(revision),
-            value: r.value,
-          }));
-          await trx.insertInto('observations').values(chunk).execute();
-        }
-      }
-      // Counted once per entity, after every batch is in: an entity may come in several messages of a stream.
-      let corrections = 0;
-      for (const entity of new Set(batches.map((b) => b.entity))) {
-        const { n } = await trx
-          .selectFrom('observations as o')
-          .select((eb) => eb.fn.countAll<number>().as('n'))
-          .where('o.account_id', '=', accountId)
-          .where('o.entity', '=', entity)
-          .where('o.revision', '=', Number(revision))
-          .where((eb) => eb.exists(otherVersions(eb, '<')))
+    const ranges = axisRanges(batches);
+    // Concurrent ingests of one account take their revisions in commit order: the counter's
+    // UPDATE locks the account row until the commit on PostgreSQL (across replicas; SQLite's single
+    // writer already orders them), so a read as of revision R, once R is acknowledged, never gains
+    // an earlier revision later. In this process they queue before taking a connection (`KeyedMutex`).
+    return this.accountWrites.run(accountId, () =>
+      this.database.transaction(async (trx) => {
+        const { data_revision: revision } = await trx
+          .updateTable('accounts')
+          .set((eb) => ({ data_revision: eb('data_revision', '+', 1) }))
+          .where('id', '=', accountId)
+          .returning('data_revision')
           .executeTakeFirstOrThrow();
-        corrections += Number(n);
-      }
-      return { revision: Number(revision), accepted, corrections };
-    }, { signal });
+        await checkSpans(trx, accountId, ranges);
+        await trx.insertInto('revisions').values({ account_id: accountId, revision, create_time: now, observation_count: accepted }).execute();
+        for (const batch of batches) {
+          for (let i = 0; i < batch.rows.length; i += CHUNK) {
+            const chunk = batch.rows.slice(i, i + CHUNK).map((r) => ({
+              account_id: accountId,
+              entity: batch.entity,
+              axis: r.axis,
+              time: r.time,
+              revision: Number(revision),
+              value: r.value,
+            }));
+            await trx.insertInto('observations').values(chunk).execute();
+          }
+        }
+        // Corrections: (axis, time) groups, up to this revision, whose newest value is this
+        // revision's and that hold an older one. Counted once per (entity, axis) after every batch
+        // is in, over the time range this ingest touched: one ordered range scan of the primary
+        // key, whose cost never depends on planner statistics (a correlated EXISTS per new row took
+        // PostgreSQL 4 s for 2,000 rows, 60 s for 6,000, on tables not yet analysed).
+        let corrections = 0;
+        for (const { entity, axis, min, max } of ranges) {
+          const { n } = await trx
+            .selectFrom((eb) =>
+              eb
+                .selectFrom('observations')
+                .select('time')
+                .where('account_id', '=', accountId)
+                .where('entity', '=', entity)
+                .where('axis', '=', axis)
+                .where('time', '>=', min.time)
+                .where('time', '<=', max.time)
+                .where('revision', '<=', Number(revision))
+                .groupBy('time')
+                .having((h) => h.fn.max('revision'), '=', Number(revision))
+                .having((h) => h.fn.countAll(), '>', 1)
+                .as('corrected'),
+            )
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .executeTakeFirstOrThrow();
+          corrections += Number(n);
+        }
+        return { revision: Number(revision), accepted, corrections };
+      }, { signal }),
+    );
   }
 
   /** The account's newest revision (0 before its first ingest). */
@@ -140,7 +161,20 @@ export class ObservationStore {
       .where('o.account_id', '=', accountId)
       .where('o.entity', '=', entity)
       .where('o.revision', '<=', asOf)
-      .where((eb) => eb.not(eb.exists(otherVersions(eb, '>').where('v.revision', '<=', asOf))));
+      .where(({ not, exists, selectFrom }) =>
+        not(
+          exists(
+            selectFrom('observations as n')
+              .select('n.time')
+              .whereRef('n.account_id', '=', 'o.account_id')
+              .whereRef('n.entity', '=', 'o.entity')
+              .whereRef('n.axis', '=', 'o.axis')
+              .whereRef('n.time', '=', 'o.time')
+              .whereRef('n.revision', '>', 'o.revision')
+              .where('n.revision', '<=', asOf),
+          ),
+        ),
+      );
   }
 
   /** A page of the entity's observations as of `filter.asOf`, ascending by (axis, time). */
@@ -158,42 +192,45 @@ export class ObservationStore {
   }
 }
 
-/** Queries over `observations as o`: a row `o` of the table. */
-type RowOf = ExpressionBuilder<Schema & { o: ObservationsTable }, 'o'>;
+/** One end of an axis's range in an ingest: the time and how the request names its row. */
+interface End {
+  readonly time: number;
+  readonly name: string;
+}
 
-/** The other versions (`v`) of row `o`'s value — same account, entity, axis and time — recorded before (`<`) or after (`>`) it. */
-function otherVersions(eb: RowOf, relation: '<' | '>') {
-  return eb
-    .selectFrom('observations as v')
-    .select('v.time')
-    .whereRef('v.account_id', '=', 'o.account_id')
-    .whereRef('v.entity', '=', 'o.entity')
-    .whereRef('v.axis', '=', 'o.axis')
-    .whereRef('v.time', '=', 'o.time')
-    .whereRef('v.revision', relation, 'o.revision');
+/** An (entity, axis) an ingest touches, with its earliest and latest new row. */
+interface AxisRange {
+  readonly entity: string;
+  readonly axis: string;
+  min: End;
+  max: End;
+}
+
+/** The (entity, axis) pairs of an ingest, each with its earliest and latest new row. */
+function axisRanges(batches: readonly IngestBatch[]): AxisRange[] {
+  const ranges = new Map<string, AxisRange>();
+  for (const b of batches) {
+    b.rows.forEach((r, i) => {
+      const key = `${b.entity}\u0000${r.axis}`;
+      const end = { time: r.time, name: `${b.field ?? 'observations'}[${i}].time` };
+      const range = ranges.get(key);
+      if (!range) ranges.set(key, { entity: b.entity, axis: r.axis, min: end, max: end });
+      else {
+        if (r.time < range.min.time) range.min = end;
+        if (r.time > range.max.time) range.max = end;
+      }
+    });
+  }
+  return [...ranges.values()];
 }
 
 /**
  * Refuse an ingest that would make an axis span more than `MAX_AXIS_SPAN_STEPS` grid steps with
  * what is stored (the forecaster cannot use such a series), naming the new row at the far end.
  */
-async function checkSpans(q: Queryable, accountId: string, batches: readonly IngestBatch[]): Promise<void> {
-  type End = { time: number; name: string };
-  const axes = new Map<string, { entity: string; axis: string; min: End; max: End }>();
-  for (const b of batches) {
-    b.rows.forEach((r, i) => {
-      const key = `${b.entity}\u0000${r.axis}`;
-      const name = `${b.field ?? 'observations'}[${i}].time`;
-      const a = axes.get(key);
-      if (!a) axes.set(key, { entity: b.entity, axis: r.axis, min: { time: r.time, name }, max: { time: r.time, name } });
-      else {
-        if (r.time < a.min.time) a.min = { time: r.time, name };
-        if (r.time > a.max.time) a.max = { time: r.time, name };
-      }
-    });
-  }
+async function checkSpans(q: Queryable, accountId: string, ranges: readonly AxisRange[]): Promise<void> {
   const frequencies = new Map<string, Frequency>();
-  for (const a of axes.values()) {
+  for (const a of ranges) {
     let frequency = frequencies.get(a.entity);
     if (!frequency) {
       const row = await q.selectFrom('entities').select('frequency').where('account_id', '=', accountId).where('entity', '=', a.entity).executeTakeFirstOrThrow();

@@ -2,17 +2,18 @@
  * The real server as a child process (`bin/forecast.js serve`, compiled code in dist/: `make test`
  * builds first), for what an in-process service cannot show: that the process survives (the
  * fuzz suite), what a kill -9 leaves behind (the fault suite), signals, and two processes on one
- * SQLite file. Ports are 0; the child prints the ones it bound. Accounts are made through the
- * test process's own connection to the same database file.
+ * database. It runs on the test run's database (`helpers/database.ts`: a SQLite file, or
+ * PostgreSQL on the second pass). Ports are 0; the child prints the ones it bound. Accounts are
+ * made through the test process's own connection to the same database.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Scope, Tier } from '../../src/accounts/tiers';
 import { AccountStore } from '../../src/accounts/account-store';
 import { systemClock } from '../../src/clock';
 import { openDatabase, type Database } from '../../src/store/database';
+import { freshDatabaseUrl, type TestDatabaseUrl } from './database';
 import { REPO_ROOT } from './files';
 
 export const BIN = join(REPO_ROOT, 'bin', 'forecast.js');
@@ -36,13 +37,13 @@ export interface ChildServer {
   rssBytes(): number;
   /** Resolves when the process has exited, with its code and signal. */
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  /** Send a signal and wait for the exit. */
+  /** Send a signal and wait for the exit (then drop the database if the server had its own). */
   stop(signal?: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
 export interface ChildOptions {
-  /** A directory for the database (default: a fresh temporary one). */
-  readonly dir?: string;
+  /** The database (several servers may share one); default: a fresh one of the run's dialect, dropped by `stop`. */
+  readonly database?: Pick<TestDatabaseUrl, 'url' | 'masterKey'>;
   /** Extra environment. */
   readonly env?: Record<string, string>;
   /** Run through `bin/forecast.js` exactly as a user does (it then re-executes itself with the server flags). */
@@ -51,14 +52,16 @@ export interface ChildOptions {
 
 /** Start `forecast serve` as a child process; resolves once it prints its addresses. */
 export async function startChildServer(options: ChildOptions = {}): Promise<ChildServer> {
-  const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'forecast-child-'));
-  const databaseUrl = `sqlite:${join(dir, 'service.db')}`;
+  const own = options.database ? undefined : await freshDatabaseUrl();
+  const database = options.database ?? own!;
+  const databaseUrl = database.url;
   const env = {
     ...process.env,
     HTTP_PORT: '0',
     GRPC_PORT: '0',
     HOST: '127.0.0.1',
     DATABASE_URL: databaseUrl,
+    ...(database.masterKey && { MASTER_KEY: database.masterKey }),
     LOG_LEVEL: 'warn',
     SHUTDOWN_GRACE_MS: '5000',
     ...options.env,
@@ -113,7 +116,9 @@ export async function startChildServer(options: ChildOptions = {}): Promise<Chil
     exited,
     async stop(signal: NodeJS.Signals = 'SIGTERM') {
       if (running) child.kill(signal);
-      return exited;
+      const exit = await exited;
+      await own?.drop();
+      return exit;
     },
   };
 }

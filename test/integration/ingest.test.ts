@@ -176,10 +176,22 @@ describe('all or nothing when a fault strikes after rows are written', () => {
   /** Make the database refuse any observation with this value: the fault hits mid-ingest, after earlier rows were inserted. */
   const POISON = 987654.25;
   beforeAll(async () => {
-    await sql`CREATE TRIGGER inject_fault BEFORE INSERT ON observations WHEN NEW.value = ${sql.lit(POISON)} BEGIN SELECT RAISE(ABORT, 'injected fault'); END`.execute(t.service.ctx.database.db);
+    const db = t.service.ctx.database.db;
+    if (t.service.ctx.database.dialect === 'sqlite') {
+      await sql`CREATE TRIGGER inject_fault BEFORE INSERT ON observations WHEN NEW.value = ${sql.lit(POISON)} BEGIN SELECT RAISE(ABORT, 'injected fault'); END`.execute(db);
+    } else {
+      await sql
+        .raw(
+          `CREATE FUNCTION inject_fault() RETURNS trigger AS $$ BEGIN IF NEW.value = ${POISON} THEN RAISE EXCEPTION 'injected fault'; END IF; RETURN NEW; END $$ LANGUAGE plpgsql;
+           CREATE TRIGGER inject_fault BEFORE INSERT ON observations FOR EACH ROW EXECUTE FUNCTION inject_fault();`,
+        )
+        .execute(db);
+    }
   });
   afterAll(async () => {
-    await sql`DROP TRIGGER inject_fault`.execute(t.service.ctx.database.db);
+    const db = t.service.ctx.database.db;
+    if (t.service.ctx.database.dialect === 'sqlite') await sql`DROP TRIGGER inject_fault`.execute(db);
+    else await sql.raw('DROP TRIGGER inject_fault ON observations; DROP FUNCTION inject_fault();').execute(db);
   });
 
   test.each(PROTOCOLS)('%s: a 10,000-row ingest failing at row 9,000 stores nothing and uses no revision; a bulk stream likewise', async (p) => {

@@ -10,7 +10,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BIN } from '../helpers/child-server';
+import { REPO_ROOT } from '../helpers/files';
+
+/** Depends on no database helper on purpose: this runs once (the launcher does not care which database). */
+const BIN = join(REPO_ROOT, 'bin', 'forecast.js');
 
 interface Tree {
   readonly top: ChildProcess;

@@ -1,37 +1,38 @@
 /**
- * Two server processes on one SQLite file: the interleaving a single process never shows (its one
- * connection runs each statement to completion). Writers that read then write queue instead of
+ * Two server processes on one database (a SQLite file, or PostgreSQL on the second pass): the
+ * interleaving a single process never shows (its one SQLite connection runs each statement to
+ * completion). Writers that read then write queue instead of
  * failing with "database is locked" (issue 11, defect 5), quotas stay exact (with quota N,
  * exactly N succeed) and data revisions stay distinct and consecutive per account, under
  * concurrency across the processes, over both protocols.
  */
 import { afterAll, beforeAll, test } from '@jest/globals';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { AccountServiceClient } from '../../gen/forecast/v1/account_service.pb';
 import { EntityServiceClient } from '../../gen/forecast/v1/entity_service.pb';
 import { KeyServiceClient } from '../../gen/forecast/v1/key_service.pb';
 import { ChildAccounts, startChildServer, type ChildServer } from '../helpers/child-server';
+import { freshDatabaseUrl, type TestDatabaseUrl } from '../helpers/database';
 import { grpcCall, rest, type Outcome } from '../helpers/dual';
 import type { TestService } from '../helpers/service';
 
 let servers: ChildServer[];
 let accounts: ChildAccounts;
+let database: TestDatabaseUrl;
 const clients: grpc.Client[] = [];
 
 beforeAll(async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'forecast-two-'));
-  const first = await startChildServer({ dir });
-  servers = [first, await startChildServer({ dir })];
+  database = await freshDatabaseUrl();
+  const first = await startChildServer({ database });
+  servers = [first, await startChildServer({ database })];
   accounts = await ChildAccounts.open(first.databaseUrl);
 });
 afterAll(async () => {
   for (const c of clients) c.close();
   await accounts.close();
   await Promise.all(servers.map((s) => s.stop()));
+  await database.drop();
 });
 
 function client<C extends grpc.Client>(ctor: new (address: string, creds: grpc.ChannelCredentials) => C, server: ChildServer): C {

@@ -5,22 +5,31 @@
  */
 import { test } from '@jest/globals';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, Migrator, SqliteDialect } from 'kysely';
 import { ObservationStore } from '../../../src/entities/observation-store';
 import { openDatabase } from '../../../src/store/database';
 import { migrations } from '../../../src/store/migrations';
+import { openPostgres } from '../../../src/store/pg-pool';
+import { freshDatabaseUrl, TEST_DIALECT } from '../../helpers/database';
+
+/** A kysely handle on `url` that applies no migrations itself (to build an old schema). */
+function rawKysely(url: string): { db: Kysely<any>; close(): Promise<void> } {
+  if (url.startsWith('sqlite:')) {
+    const db = new Kysely<any>({ dialect: new SqliteDialect({ database: new BetterSqlite3(url.slice('sqlite:'.length)) }) });
+    return { db, close: () => db.destroy() };
+  }
+  const pg = openPostgres(url);
+  return { db: pg.db as Kysely<any>, close: () => pg.close() };
+}
 
 test('0005: per-account revisions continue from each account’s latest global one; clear secrets in idempotency rows are gone', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'forecast-mig-'));
-  const file = join(dir, 'm.db');
+  const fresh = await freshDatabaseUrl();
   try {
     // The schema as released before 0005, with data.
-    const old = new Kysely<any>({ dialect: new SqliteDialect({ database: new BetterSqlite3(file) }) });
-    const before = Object.fromEntries(Object.entries(migrations('sqlite')).filter(([name]) => name < '0005'));
+    const raw = rawKysely(fresh.url);
+    const old = raw.db;
+    const before = Object.fromEntries(Object.entries(migrations(TEST_DIALECT)).filter(([name]) => name < '0005'));
     const { error } = await new Migrator({ db: old, provider: { getMigrations: async () => before } }).migrateToLatest();
     assert.equal(error, undefined);
     for (const id of ['acct_a', 'acct_b', 'acct_c']) await old.insertInto('accounts').values({ id, email: null, tier: 'free', create_time: 0 }).execute();
@@ -32,9 +41,9 @@ test('0005: per-account revisions continue from each account’s latest global o
     }
     const idem = (method: string, response: string) => ({ account_id: 'acct_a', method, key: method, fingerprint: 'f', state: 'done', outcome: 'ok', response, headers: '{}', create_time: 0, lock_expire_time: 0, expire_time: 1e15 });
     await old.insertInto('idempotency').values([idem('/forecast.v1.KeyService/CreateKey', 'clear secret'), idem('/forecast.v1.EntityService/CreateEntity', 'no secret')]).execute();
-    await old.destroy();
+    await raw.close();
 
-    const database = await openDatabase(`sqlite:${file}`);
+    const database = await openDatabase(fresh.url);
     try {
       const counters = await database.db.selectFrom('accounts').select(['id', 'data_revision']).orderBy('id').execute();
       assert.deepEqual(counters.map((r) => [r.id, Number(r.data_revision)]), [['acct_a', 4], ['acct_b', 5], ['acct_c', 0]]);
@@ -50,6 +59,6 @@ test('0005: per-account revisions continue from each account’s latest global o
       await database.close();
     }
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    await fresh.drop();
   }
 });
