@@ -97,7 +97,9 @@ function jobError(err: unknown, entity: string, axis: string): unknown {
       need: e.need,
     });
   }
-  if (e.name === 'InvalidSeriesError' || e.name === 'UnknownModelError') return new ServiceError('failed_precondition', `axis ${axis} of ${entity}: ${e.message}`, { axis });
+  if (e.name === 'UnknownModelError') return new ServiceError('failed_precondition', `axis ${axis} of ${entity}: ${e.message}`, { axis });
+  // Data the engine cannot use is the data's problem (422), not a server fault (500).
+  if (e.name === 'InvalidSeriesError' || e.name === 'EngineError') return new ServiceError('insufficient_data', `axis ${axis} of ${entity} cannot be forecast: ${e.message}`, { axis });
   return new ServiceError('internal', 'internal error', undefined, undefined, { cause: new Error(`${e.name}: ${e.message}`) });
 }
 
@@ -111,7 +113,7 @@ export function oracleService(deps: OracleDeps): ServiceBinding {
         const entity = await deps.entities.get(accountId, checked.entity);
         if (!entity) throw new NotFoundError('entity', checked.entity);
         const axes = resolveAxes(req.axes, entity);
-        const asOf = await deps.observations.latestRevision();
+        const asOf = await deps.observations.latestRevision(accountId);
         if (checked.depth > 0) return answerDepthQuery(deps, ctx, accountId, entity, { ...checked, axes }, asOf);
         const info = seasonalInfo(entity);
         const results = await Promise.all(
@@ -155,6 +157,8 @@ export function oracleService(deps: OracleDeps): ServiceBinding {
         };
         if (first.result.confidence === null) forecast.warnings.push(`${first.name}: confidence is 0 because the history is too short to backtest`);
         const queryId = newId('q', ctx.clock);
+        // Past its deadline (or with its client gone) the query is not recorded: a 504 means not done.
+        ctx.signal.throwIfAborted();
         await deps.queries.save({
           queryId,
           accountId,
