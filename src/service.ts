@@ -34,6 +34,9 @@ import { ForecastPool } from './oracle/forecast-pool';
 import { oracleService } from './oracle/oracle-service';
 import { QueryStore } from './oracle/query-store';
 import { SeriesLoader } from './oracle/series-loader';
+import { WebhookRuntime } from './subscriptions/runtime';
+import type { Resolver } from './subscriptions/ssrf-guard';
+import { subscriptionService } from './subscriptions/subscription-service';
 
 /** Everything the endpoints may need. */
 export interface ServiceContext {
@@ -52,6 +55,8 @@ export interface ServiceContext {
   readonly series: SeriesLoader;
   readonly pool: ForecastPool;
   readonly queries: QueryStore;
+  /** Subscriptions, drift scoring and webhook delivery (`subscriptions/`). */
+  readonly webhooks: WebhookRuntime;
 }
 
 export interface ServiceOptions {
@@ -63,6 +68,8 @@ export interface ServiceOptions {
   readonly extraServices?: (ctx: ServiceContext) => readonly ServiceBinding[];
   /** Deprecation notices (default: the served contract's table). */
   readonly deprecations?: Readonly<Record<string, DeprecationNotice>>;
+  /** Resolves webhook hosts (default: the system resolver; tests inject their own). */
+  readonly webhookResolver?: Resolver;
 }
 
 export interface RunningService {
@@ -93,6 +100,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
   });
   const descriptors: Descriptors = loadDescriptors([DESCRIPTOR_IMAGE, ...(options.extraDescriptors ?? [])]);
   const observations = new ObservationStore(database);
+  const entities = new EntityStore(database);
   const ctx: ServiceContext = {
     config,
     clock,
@@ -101,19 +109,29 @@ export async function createService(config: Config, options: ServiceOptions = {}
     secrets,
     accounts: new AccountStore(database, clock),
     usage: new UsageStore(database, (error) => log.warn('usage count flush failed; retrying', { error })),
-    entities: new EntityStore(database),
+    entities,
     observations,
     idempotency: new IdempotencyStore(database),
     cursors: new CursorCodec(await serverSecret(database, secrets, 'cursor')),
     series: new SeriesLoader(observations),
     pool: new ForecastPool(),
     queries: new QueryStore(database),
+    webhooks: new WebhookRuntime({ config, database, secrets, clock, log, entities, observations, resolver: options.webhookResolver }),
   };
   const bindings = [
     entityService(ctx),
     accountService(ctx),
     keyService(ctx),
     oracleService(ctx),
+    subscriptionService({
+      subscriptions: ctx.webhooks.subscriptions,
+      deliveries: ctx.webhooks.deliveries,
+      urls: ctx.webhooks.urls,
+      entities,
+      cursors: ctx.cursors,
+      clock,
+      onDelivery: () => ctx.webhooks.dispatcher.poke(),
+    }),
     ...(options.extraServices?.(ctx) ?? []),
   ];
   const methods = buildMethodTable(bindings, descriptors.registry, options.deprecations ?? DEPRECATIONS);
@@ -168,6 +186,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
   void purge();
   const purgeTimer = setInterval(purge, 3600_000);
   purgeTimer.unref();
+  await ctx.webhooks.start();
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
@@ -178,6 +197,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
       const force = setTimeout(() => http.closeAllConnections(), config.shutdownGraceMs);
       await Promise.all([shutdownGrpc(grpcServer, config.shutdownGraceMs), httpClosed]);
       clearTimeout(force);
+      await ctx.webhooks.stop();
       await ctx.pool.close();
       await ctx.usage.close().catch((error) => ctx.log.error('usage counts lost at stop', { error }));
       await ctx.database.close();

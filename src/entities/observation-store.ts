@@ -3,8 +3,10 @@
  * a value for an existing (axis, time) is a correction stored beside the old one, so a read
  * "as of" revision R sees, for each (axis, time), the newest value recorded at or before R.
  */
+import type { Transaction } from 'kysely';
 import type { Database } from '../store/database';
 import { prepared } from '../store/prepared';
+import type { Schema } from '../store/schema';
 
 /** One observation as stored. */
 export interface ObservationRecord {
@@ -37,6 +39,15 @@ export interface ListFilter {
   readonly limit: number;
 }
 
+/**
+ * Told about every accepted ingest inside its transaction, after its rows are written (e.g. the
+ * drift outbox of `subscriptions/`): what it writes commits or rolls back with the ingest.
+ */
+export type IngestListener = (
+  trx: Transaction<Schema>,
+  ingest: { readonly accountId: string; readonly revision: number; readonly entities: readonly string[]; readonly now: number },
+) => Promise<void>;
+
 /** Rows per INSERT statement (6 parameters each, well under SQLite's and PostgreSQL's limits). */
 const CHUNK = 500;
 
@@ -44,6 +55,7 @@ export class ObservationStore {
   /** Read on every oracle query: prepared once (store/prepared.ts). */
   private readonly latest;
   private readonly newest;
+  private readonly listeners: IngestListener[] = [];
 
   constructor(private readonly database: Database) {
     const db = database.db;
@@ -51,6 +63,11 @@ export class ObservationStore {
     this.newest = prepared<{ account: string; entity: string }, { r: number | null }>(database, (p) =>
       db.selectFrom('observations').select((eb) => eb.fn.max('revision').as('r')).where('account_id', '=', p.account).where('entity', '=', p.entity),
     );
+  }
+
+  /** Call `listener` inside every ingest transaction from now on. */
+  onIngest(listener: IngestListener): void {
+    this.listeners.push(listener);
   }
 
   /** Store all batches in one transaction as one revision (all or nothing). */
@@ -95,6 +112,7 @@ export class ObservationStore {
           .executeTakeFirstOrThrow();
         corrections += Number(n);
       }
+      for (const listener of this.listeners) await listener(trx, { accountId, revision: Number(revision), entities: batches.map((b) => b.entity), now });
       return { revision: Number(revision), accepted, corrections };
     });
   }

@@ -1,0 +1,63 @@
+/**
+ * The drift outbox (transactional outbox pattern): the ingest transaction records which entity
+ * got which data revision, and nothing else — scoring happens later, in the drift worker, so it
+ * never slows an ingest. A row is written only when the account has an active subscription (one
+ * indexed lookup); the worker works out which subscriptions and axes it concerns. Rows are
+ * claimed with a lease like deliveries, and deleted in the transaction that stores their result.
+ */
+import { sql } from 'kysely';
+import type { IngestListener } from '../entities/observation-store';
+import type { Database } from '../store/database';
+import type { SubscriptionStore } from './subscription-store';
+
+/** One claimed outbox row. */
+export interface OutboxRow {
+  readonly id: number;
+  readonly accountId: string;
+  readonly entity: string;
+  readonly revision: number;
+}
+
+/** The ingest listener that writes outbox rows. */
+export function driftOutboxListener(subscriptions: SubscriptionStore): IngestListener {
+  return async (trx, ingest) => {
+    if (!(await subscriptions.hasActive(trx, ingest.accountId))) return;
+    const entities = [...new Set(ingest.entities)];
+    await trx
+      .insertInto('drift_outbox')
+      .values(entities.map((entity) => ({ account_id: ingest.accountId, entity, revision: ingest.revision, create_time: ingest.now, lease_expire_time: null })))
+      .execute();
+  };
+}
+
+export class DriftOutbox {
+  constructor(private readonly database: Database) {}
+
+  /** Claim up to `limit` rows, oldest first, until `now + leaseMs` (SKIP LOCKED on PostgreSQL). */
+  async claim(now: number, leaseMs: number, limit: number): Promise<OutboxRow[]> {
+    const lock = this.database.dialect === 'postgres' ? sql`FOR UPDATE SKIP LOCKED` : sql``;
+    const rows = await sql<{ id: number; account_id: string; entity: string; revision: number }>`
+      UPDATE drift_outbox SET lease_expire_time = ${now + leaseMs}
+      WHERE id IN (
+        SELECT id FROM drift_outbox WHERE lease_expire_time IS NULL OR lease_expire_time <= ${now}
+        ORDER BY id LIMIT ${limit} ${lock})
+      RETURNING id, account_id, entity, revision`.execute(this.database.db);
+    return rows.rows.map((r) => ({ id: Number(r.id), accountId: r.account_id, entity: r.entity, revision: Number(r.revision) })).sort((a, b) => a.id - b.id);
+  }
+
+  /** Give rows back at once (their processing failed and may be retried). */
+  async release(ids: readonly number[]): Promise<void> {
+    if (ids.length > 0) await this.database.db.updateTable('drift_outbox').set({ lease_expire_time: null }).where('id', 'in', [...ids]).execute();
+  }
+
+  /** Release every claim (SQLite start-up: the one process that held them is gone). */
+  async releaseAll(): Promise<void> {
+    await this.database.db.updateTable('drift_outbox').set({ lease_expire_time: null }).where('lease_expire_time', 'is not', null).execute();
+  }
+
+  /** Rows waiting (for tests and the benchmark). */
+  async size(): Promise<number> {
+    const row = await this.database.db.selectFrom('drift_outbox').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+}

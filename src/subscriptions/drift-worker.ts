@@ -1,0 +1,203 @@
+/**
+ * The drift worker: takes outbox rows (`drift-outbox.ts`), finds the subscriptions that cover
+ * each entity, scores the new observations of each covered axis in the scoring thread
+ * (`drift-scorer.ts`, rule in `engine/drift`), and stores in one transaction the new drift
+ * states, the events with their deliveries, and the removal of the rows. A state is written only
+ * if nobody else wrote it meanwhile (a version check), so two replicas never both score the same
+ * observations: the loser rolls back and its rows are retried, finding nothing new to score.
+ */
+import type { Clock } from '../clock';
+import type { EntityStore } from '../entities/entity-store';
+import { timeOf } from '../entities/frequency';
+import type { ObservationStore } from '../entities/observation-store';
+import type { DriftState } from '../engine/drift/score';
+import { driftHistoryLength } from '../engine/drift/one-step';
+import { newId } from '../ids';
+import type { Logger } from '../log';
+import { seasonalInfo } from '../oracle/engine-info';
+import type { Database } from '../store/database';
+import type { DeliveryStore, NewEvent } from './delivery-store';
+import type { DriftJobItem } from './drift-job';
+import type { DriftOutbox, OutboxRow } from './drift-outbox';
+import type { DriftScorer } from './drift-scorer';
+import { frontierBefore, gridWindow } from './drift-series';
+import { driftEventData, eventBody } from './events';
+import type { SubscriptionRecord, SubscriptionStore } from './subscription-store';
+
+/** Outbox rows taken per round. */
+const BATCH = 200;
+/** A claim outlives any round with a wide margin. */
+const LEASE_MS = 120_000;
+
+/** A state write that lost to another writer: the round is retried. */
+class StaleStateError extends Error {}
+
+export interface DriftWorkerDeps {
+  readonly database: Database;
+  readonly outbox: DriftOutbox;
+  readonly subscriptions: SubscriptionStore;
+  readonly deliveries: DeliveryStore;
+  readonly entities: EntityStore;
+  readonly observations: ObservationStore;
+  readonly scorer: DriftScorer;
+  readonly clock: Clock;
+  readonly log: Logger;
+  /** Called after events were stored (pokes the dispatcher). */
+  readonly onEvents: () => void;
+}
+
+/** One stored state with the version it was read at (0 = none stored). */
+interface StoredState {
+  readonly state: DriftState | null;
+  readonly version: number;
+}
+
+export class DriftWorker {
+  private running = false;
+  private loop: Promise<void> | undefined;
+  private again = false;
+  private timer: NodeJS.Timeout | undefined;
+  private idleWaiters: (() => void)[] = [];
+
+  constructor(private readonly deps: DriftWorkerDeps) {}
+
+  start(): void {
+    this.running = true;
+    this.poke();
+  }
+
+  /** Look at the outbox now (after an ingest in this process). */
+  poke(): void {
+    if (!this.running) return;
+    if (this.loop) {
+      this.again = true;
+      return;
+    }
+    this.loop = this.drain()
+      .catch((error) => this.deps.log.warn('drift scoring failed; retrying', { error }))
+      .finally(() => {
+        this.loop = undefined;
+        if (this.again) {
+          this.again = false;
+          this.poke();
+        } else {
+          if (this.timer) clearTimeout(this.timer);
+          this.timer = setTimeout(() => this.poke(), 1000);
+          this.timer.unref();
+        }
+      });
+  }
+
+  /** Resolves once the outbox has nothing left to claim. For tests and the benchmark. */
+  settled(): Promise<void> {
+    if (!this.running) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.idleWaiters.push(resolve);
+      this.poke();
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    if (this.timer) clearTimeout(this.timer);
+    await this.loop;
+  }
+
+  private async drain(): Promise<void> {
+    for (;;) {
+      const rows = await this.deps.outbox.claim(this.deps.clock.now(), LEASE_MS, BATCH);
+      if (rows.length === 0) break;
+      const groups = new Map<string, OutboxRow[]>();
+      for (const r of rows) {
+        const key = `${r.accountId}\u0000${r.entity}`;
+        groups.set(key, [...(groups.get(key) ?? []), r]);
+      }
+      for (const group of groups.values()) {
+        try {
+          await this.processEntity(group);
+        } catch (error) {
+          await this.deps.outbox.release(group.map((r) => r.id));
+          if (!(error instanceof StaleStateError)) throw error;
+        }
+      }
+    }
+    for (const w of this.idleWaiters.splice(0)) w();
+  }
+
+  /** Score one entity's new observations for every subscription that covers it. */
+  private async processEntity(rows: readonly OutboxRow[]): Promise<void> {
+    const { accountId, entity } = rows[0];
+    const ids = rows.map((r) => r.id);
+    const revision = Math.min(...rows.map((r) => r.revision));
+    const subs = await this.deps.subscriptions.covering(accountId, entity);
+    const record = subs.length > 0 ? await this.deps.entities.get(accountId, entity) : undefined;
+    const events: NewEvent[] = [];
+    const writes: { sub: SubscriptionRecord; axis: string; state: DriftState; version: number }[] = [];
+    for (const axis of record?.axes ?? []) {
+      const covering = subs.filter((s) => s.axes.length === 0 || s.axes.includes(axis.name));
+      if (covering.length === 0) continue;
+      const stored = await this.loadStates(covering, entity, axis.name);
+      const frontier = (await frontierBefore(this.deps.database, accountId, record!, axis.name, revision)) ?? -Infinity;
+      const info = seasonalInfo(record!);
+      const oldest = Math.min(...covering.map((s) => stored.get(s.id)?.state?.lastIndex ?? frontier));
+      const from = Number.isFinite(oldest) ? oldest - driftHistoryLength(info) : undefined;
+      const window = await gridWindow(this.deps.observations, accountId, record!, axis.name, from);
+      if (window.values.length === 0) continue;
+      const items: DriftJobItem[] = covering.map((s) => ({
+        key: s.id,
+        state: stored.get(s.id)?.state ?? null,
+        frontier: Number.isFinite(frontier) ? frontier : window.firstIndex - 1,
+        level: s.level,
+      }));
+      const results = await this.deps.scorer.score({ info, values: window.values, firstIndex: window.firstIndex, items });
+      for (const r of results) {
+        const sub = covering.find((s) => s.id === r.key)!;
+        writes.push({ sub, axis: axis.name, state: r.state, version: stored.get(sub.id)?.version ?? 0 });
+        for (const t of r.transitions) {
+          if (!sub.events.includes(t.type)) continue;
+          const id = newId('evt', this.deps.clock);
+          const context = { subscriptionId: sub.id, entity, axis: axis.name, level: sub.level, model: r.state.model?.name ?? '', timeOf: (i: number) => timeOf(record!.frequency, i) };
+          events.push({ id, accountId, subscriptionId: sub.id, type: t.type, payload: eventBody(id, t.type, this.deps.clock.now(), driftEventData(t, context)) });
+        }
+      }
+    }
+    const now = this.deps.clock.now();
+    await this.deps.database.transaction(async (trx) => {
+      for (const w of writes) {
+        const state = JSON.stringify(w.state);
+        if (w.version === 0) {
+          const res = await trx
+            .insertInto('drift_states')
+            .values({ subscription_id: w.sub.id, entity, axis: w.axis, state, version: 1, update_time: now })
+            .onConflict((oc) => oc.columns(['subscription_id', 'entity', 'axis']).doNothing())
+            .executeTakeFirst();
+          if (Number(res.numInsertedOrUpdatedRows ?? 0) === 0) throw new StaleStateError();
+        } else {
+          const res = await trx
+            .updateTable('drift_states')
+            .set({ state, version: w.version + 1, update_time: now })
+            .where('subscription_id', '=', w.sub.id)
+            .where('entity', '=', entity)
+            .where('axis', '=', w.axis)
+            .where('version', '=', w.version)
+            .executeTakeFirst();
+          if (Number(res.numUpdatedRows) === 0) throw new StaleStateError();
+        }
+      }
+      await this.deps.deliveries.enqueue(trx, events, events.map(() => newId('dlv', this.deps.clock)), now);
+      await trx.deleteFrom('drift_outbox').where('id', 'in', ids).execute();
+    });
+    if (events.length > 0) this.deps.onEvents();
+  }
+
+  private async loadStates(subs: readonly SubscriptionRecord[], entity: string, axis: string): Promise<Map<string, StoredState>> {
+    const rows = await this.deps.database.db
+      .selectFrom('drift_states')
+      .select(['subscription_id', 'state', 'version'])
+      .where('subscription_id', 'in', subs.map((s) => s.id))
+      .where('entity', '=', entity)
+      .where('axis', '=', axis)
+      .execute();
+    return new Map(rows.map((r) => [r.subscription_id, { state: JSON.parse(r.state) as DriftState, version: Number(r.version) }]));
+  }
+}
