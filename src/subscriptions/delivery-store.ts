@@ -118,27 +118,32 @@ export class DeliveryStore {
     return rows.map((r) => ({ id: r.id, subscriptionId: r.subscription_id, eventId: r.event_id, attemptCount: Number(r.attempt_count), payload: r.payload, url: r.url }));
   }
 
-  /** Record an attempt by the lease's owner and move the delivery on. False when the lease was lost. */
+  /**
+   * Record an attempt by the lease's owner and move the delivery on. False when the lease was
+   * lost. The transaction writes first (why: on SQLite a transaction that reads before it writes
+   * fails at once, without waiting, when another connection — the checkpointer — holds the write
+   * lock at that moment).
+   */
   async finishAttempt(owner: string, deliveryId: string, attempt: Omit<AttemptRecord, 'attempt'>, outcome: AttemptOutcome, now: number): Promise<boolean> {
     return this.database.transaction(async (trx) => {
-      const row = await trx.selectFrom('webhook_deliveries').select('attempt_count').where('id', '=', deliveryId).where('lease_owner', '=', owner).executeTakeFirst();
-      if (!row) return false;
-      const n = Number(row.attempt_count) + 1;
-      await trx
-        .insertInto('webhook_attempts')
-        .values({ delivery_id: deliveryId, attempt: n, time: attempt.time, status_code: attempt.statusCode, error: attempt.error.slice(0, 500), latency_ms: attempt.latencyMs })
-        .execute();
-      await trx
+      const row = await trx
         .updateTable('webhook_deliveries')
-        .set({
-          attempt_count: n,
+        .set((eb) => ({
+          attempt_count: eb('attempt_count', '+', 1),
           state: outcome.state,
           next_attempt_time: outcome.state === 'pending' ? outcome.nextAttemptTime : null,
           lease_owner: null,
           lease_expire_time: null,
           update_time: now,
-        })
+        }))
         .where('id', '=', deliveryId)
+        .where('lease_owner', '=', owner)
+        .returning('attempt_count')
+        .executeTakeFirst();
+      if (!row) return false;
+      await trx
+        .insertInto('webhook_attempts')
+        .values({ delivery_id: deliveryId, attempt: Number(row.attempt_count), time: attempt.time, status_code: attempt.statusCode, error: attempt.error.slice(0, 500), latency_ms: attempt.latencyMs })
         .execute();
       return true;
     });

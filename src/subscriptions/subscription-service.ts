@@ -92,11 +92,12 @@ export function subscriptionService(deps: SubscriptionServiceDeps): ServiceBindi
         const secret = newWebhookSecret();
         const now = ctx.clock.now();
         const created = await subscriptions.database.transaction(async (trx) => {
-          if ((await subscriptions.count(trx, accountId)) >= MAX_SUBSCRIPTIONS) {
+          const id = newId('sub', ctx.clock);
+          const made = await subscriptions.create(trx, accountId, { id, entity, axes, includeDescendants: req.includeDescendants, url, events, level }, secret, now);
+          if ((await subscriptions.count(trx, accountId)) > MAX_SUBSCRIPTIONS) {
             throw new ServiceError('failed_precondition', `the account has ${MAX_SUBSCRIPTIONS} subscriptions, the most allowed: delete one first`);
           }
-          const id = newId('sub', ctx.clock);
-          return subscriptions.create(trx, accountId, { id, entity, axes, includeDescendants: req.includeDescendants, url, events, level }, secret, now);
+          return made;
         });
         return { subscription: toSubscriptionMessage(created, now), secret };
       },

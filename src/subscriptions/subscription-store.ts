@@ -76,7 +76,7 @@ export class SubscriptionStore {
     private readonly secrets: SecretBox,
   ) {}
 
-  /** How many subscriptions the account has. */
+  /** How many subscriptions the account has (asked after the insert: a transaction here writes first, see `rotate`). */
   async count(q: Queryable, accountId: string): Promise<number> {
     const row = await q.selectFrom('subscriptions').select((eb) => eb.fn.countAll<number>().as('n')).where('account_id', '=', accountId).executeTakeFirstOrThrow();
     return Number(row.n);
@@ -171,8 +171,11 @@ export class SubscriptionStore {
    */
   async rotate(accountId: string, id: string, secret: string, previousUntil: number, now: number): Promise<SubscriptionRecord | undefined> {
     return this.database.transaction(async (trx) => {
-      const row = await trx.selectFrom('subscriptions').select('secret').where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst();
-      if (!row) return undefined;
+      // Write first: on SQLite a transaction that reads before writing fails at once (no busy
+      // wait) if another connection holds the write lock at that moment.
+      const touched = await trx.updateTable('subscriptions').set({ update_time: now }).where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst();
+      if (Number(touched.numUpdatedRows) === 0) return undefined;
+      const row = await trx.selectFrom('subscriptions').select('secret').where('id', '=', id).executeTakeFirstOrThrow();
       const current = this.secrets.open(row.secret, CURRENT(id));
       await trx
         .updateTable('subscriptions')
