@@ -9,51 +9,11 @@ import { afterAll, beforeAll, test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import { ManualClock } from '../../src/clock';
 import { rest } from '../helpers/dual';
+import { REFUSED_SAMPLES } from '../helpers/refused-addresses';
 import { startReceiver, type Receiver } from '../helpers/receiver';
 import { testResolver } from '../helpers/resolver';
 import { startTestService, type TestService } from '../helpers/service';
 
-/** One address in each refused range (and IPv4-mapped / -compatible forms). */
-export const REFUSED_SAMPLES = [
-  '0.1.2.3',
-  '10.1.2.3',
-  '100.64.0.9',
-  '127.0.0.1',
-  '169.254.169.254',
-  '172.16.5.4',
-  '172.31.255.255',
-  '192.0.0.8',
-  '192.0.2.1',
-  '192.88.99.1',
-  '192.168.1.1',
-  '198.18.0.1',
-  '198.51.100.7',
-  '203.0.113.9',
-  '224.0.0.251',
-  '239.255.255.250',
-  '240.0.0.1',
-  '255.255.255.255',
-  '::',
-  '::1',
-  '::ffff:10.0.0.1',
-  '::ffff:127.0.0.1',
-  '::ffff:a9fe:a9fe',
-  '::10.0.0.1',
-  '64:ff9b::a00:1',
-  '64:ff9b::808:808',
-  '64:ff9b:1::1',
-  '100::1',
-  '2001::1',
-  '2001:db8::1',
-  '2002:a00:1::1',
-  '3fff::1',
-  '5f00::1',
-  'fc00::1',
-  'fd12:3456::1',
-  'fe80::1',
-  'fec0::1',
-  'ff02::1',
-];
 
 const clock = new ManualClock(Date.now());
 const dns = testResolver({ 'public.example.com': ['93.184.216.34', '2606:2800:220:1:248:1893:25c8:1946'] });
