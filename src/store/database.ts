@@ -4,7 +4,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { Kysely, Migrator, SqliteDialect, PostgresDialect, type CompiledQuery, type Transaction } from 'kysely';
+import { CompiledQuery, Kysely, Migrator, SqliteDialect, PostgresDialect, type Driver, type Transaction } from 'kysely';
 import type { Schema } from './schema';
 import { startCheckpointer, type Checkpointer } from './checkpointer';
 import { migrationProvider } from './migrations';
@@ -72,7 +72,7 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     // Asked of the raw connection (not through the statement cache, which would count it as a write).
     const version = sqlite.prepare('PRAGMA data_version').pluck();
     writerVersion = () => version.get();
-    db = new Kysely<Schema>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite, writes) }) });
+    db = new Kysely<Schema>({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(sqlite, writes) }) });
     dialect = 'sqlite';
     // An in-memory database is private to its connection: reads share the writer there.
     if (path !== ':memory:') {
@@ -232,6 +232,24 @@ async function readInTransaction(db: Kysely<Schema>, queries: readonly CompiledQ
     for (const q of queries) out.push((await trx.executeQuery(q)).rows);
     return out;
   });
+}
+
+/**
+ * SQLite transactions begin IMMEDIATE (take the write lock at once, waiting up to the busy
+ * timeout). Why: a deferred transaction that reads before it writes cannot wait for the lock
+ * when it upgrades — SQLite answers SQLITE_BUSY at once — and the checkpointer thread holds the
+ * write lock for a moment every round, so such transactions (create an entity, record a webhook
+ * attempt) failed now and then under load. Every transaction on the writer connection writes
+ * anyway; reads run on the read connection.
+ */
+class ImmediateSqliteDialect extends SqliteDialect {
+  override createDriver(): Driver {
+    const driver = super.createDriver();
+    driver.beginTransaction = async (connection) => {
+      await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+    };
+    return driver;
+  }
 }
 
 /** Most distinct SQL texts whose prepared statements are kept (IN-lists and batch inserts vary). */

@@ -159,14 +159,16 @@ export class DeliveryStore {
     await this.database.db.updateTable('webhook_deliveries').set({ lease_owner: null, lease_expire_time: null }).where('lease_owner', 'is not', null).execute();
   }
 
-  /** When the next pending delivery of an active subscription is due (or its claim lapses); undefined when none. */
+  /** When the earliest pending delivery is due (one index lookup; it may be held or claimed); undefined when none. */
   async nextDue(): Promise<number | undefined> {
-    const row = await sql<{ t: number | null }>`
-      SELECT MIN(CASE WHEN d.lease_expire_time IS NOT NULL AND d.lease_expire_time > d.next_attempt_time THEN d.lease_expire_time ELSE d.next_attempt_time END) AS t
-      FROM webhook_deliveries d JOIN subscriptions s ON s.id = d.subscription_id
-      WHERE d.state = 'pending' AND s.state = 'active'`.execute(this.database.db);
-    const t = row.rows[0]?.t;
-    return t === null || t === undefined ? undefined : Number(t);
+    const row = await this.database.db
+      .selectFrom('webhook_deliveries')
+      .select('next_attempt_time')
+      .where('state', '=', 'pending')
+      .orderBy('next_attempt_time')
+      .limit(1)
+      .executeTakeFirst();
+    return row?.next_attempt_time === null || row?.next_attempt_time === undefined ? undefined : Number(row.next_attempt_time);
   }
 
   /** The subscription's deliveries, newest first, after keyset position [create_time, id]. */

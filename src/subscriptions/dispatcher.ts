@@ -42,6 +42,7 @@ export class WebhookDispatcher {
   private inflight = new Set<Promise<void>>();
   private filling: Promise<void> | undefined;
   private again = false;
+  private pending: NodeJS.Immediate | undefined;
   private timer: NodeJS.Timeout | undefined;
   private idleWaiters: (() => void)[] = [];
 
@@ -59,8 +60,20 @@ export class WebhookDispatcher {
     this.poke();
   }
 
-  /** Look for due deliveries now (after writing one, or after moving a manual clock). */
+  /**
+   * Look for due deliveries now (after writing one, or after moving a manual clock). Pokes in one
+   * turn of the event loop make one claim (why: each finished attempt pokes, and a claim per
+   * attempt was most of the dispatcher's database work).
+   */
   poke(): void {
+    if (!this.running || this.pending) return;
+    this.pending = setImmediate(() => {
+      this.pending = undefined;
+      this.fillNow();
+    });
+  }
+
+  private fillNow(): void {
     if (!this.running) return;
     if (this.filling) {
       this.again = true;
@@ -72,8 +85,8 @@ export class WebhookDispatcher {
         this.filling = undefined;
         if (this.again) {
           this.again = false;
-          this.poke();
-        } else {
+          this.fillNow();
+        } else if (this.inflight.size === 0) {
           void this.schedule();
         }
       });
@@ -95,6 +108,7 @@ export class WebhookDispatcher {
   async stop(): Promise<void> {
     this.running = false;
     if (this.timer) clearTimeout(this.timer);
+    if (this.pending) clearImmediate(this.pending);
     await this.filling;
     await Promise.all([...this.inflight]);
   }
@@ -124,7 +138,8 @@ export class WebhookDispatcher {
     let wait = POLL_MS;
     try {
       const next = await this.deps.deliveries.nextDue();
-      if (next !== undefined) wait = Math.max(0, Math.min(POLL_MS, next - this.deps.clock.now()));
+      // due already but not claimable (paused subscription, another replica's claim): poll
+      if (next !== undefined && next > this.deps.clock.now()) wait = Math.min(POLL_MS, next - this.deps.clock.now());
     } catch (error) {
       this.deps.log.warn('webhook schedule lookup failed', { error });
     }

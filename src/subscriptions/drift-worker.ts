@@ -20,7 +20,7 @@ import type { DeliveryStore, NewEvent } from './delivery-store';
 import type { DriftJobItem } from './drift-job';
 import type { DriftOutbox, OutboxRow } from './drift-outbox';
 import type { DriftScorer } from './drift-scorer';
-import { frontierBefore, gridWindow } from './drift-series';
+import { DriftSeriesCache, frontierBefore } from './drift-series';
 import { driftEventData, eventBody } from './events';
 import type { SubscriptionRecord, SubscriptionStore } from './subscription-store';
 
@@ -28,6 +28,11 @@ import type { SubscriptionRecord, SubscriptionStore } from './subscription-store
 const BATCH = 200;
 /** A claim outlives any round with a wide margin. */
 const LEASE_MS = 120_000;
+
+/** Longest seasonal period the service declares (a year of daily data). */
+const MAX_PERIOD = 366;
+/** How long a poke waits before a round, so one round takes what several ingests wrote. */
+const GATHER_MS = 20;
 
 /** A state write that lost to another writer: the round is retried. */
 class StaleStateError extends Error {}
@@ -57,32 +62,45 @@ export class DriftWorker {
   private loop: Promise<void> | undefined;
   private again = false;
   private timer: NodeJS.Timeout | undefined;
+  private gathering: NodeJS.Timeout | undefined;
   private idleWaiters: (() => void)[] = [];
+  private readonly series: DriftSeriesCache;
 
-  constructor(private readonly deps: DriftWorkerDeps) {}
+  constructor(private readonly deps: DriftWorkerDeps) {
+    // the longest window a job needs is the fit window plus lags before the oldest new observation (hourly: ~2,200 steps)
+    this.series = new DriftSeriesCache(deps.database, deps.observations, 2 * driftHistoryLength({ period: 1, periods: [MAX_PERIOD] }));
+  }
 
   start(): void {
     this.running = true;
     this.poke();
   }
 
-  /** Look at the outbox now (after an ingest in this process). */
+  /** Look at the outbox soon (after an ingest in this process): within GATHER_MS, so rounds batch. */
   poke(): void {
+    if (!this.running || this.gathering) return;
+    this.gathering = setTimeout(() => {
+      this.gathering = undefined;
+      this.run();
+    }, GATHER_MS);
+  }
+
+  private run(): void {
     if (!this.running) return;
     if (this.loop) {
       this.again = true;
       return;
     }
+    if (this.timer) clearTimeout(this.timer);
     this.loop = this.drain()
       .catch((error) => this.deps.log.warn('drift scoring failed; retrying', { error }))
       .finally(() => {
         this.loop = undefined;
         if (this.again) {
           this.again = false;
-          this.poke();
+          this.run();
         } else {
-          if (this.timer) clearTimeout(this.timer);
-          this.timer = setTimeout(() => this.poke(), 1000);
+          this.timer = setTimeout(() => this.run(), 1000);
           this.timer.unref();
         }
       });
@@ -93,13 +111,14 @@ export class DriftWorker {
     if (!this.running) return Promise.resolve();
     return new Promise((resolve) => {
       this.idleWaiters.push(resolve);
-      this.poke();
+      this.run();
     });
   }
 
   async stop(): Promise<void> {
     this.running = false;
     if (this.timer) clearTimeout(this.timer);
+    if (this.gathering) clearTimeout(this.gathering);
     await this.loop;
   }
 
@@ -131,17 +150,19 @@ export class DriftWorker {
     const revision = Math.min(...rows.map((r) => r.revision));
     const subs = await this.deps.subscriptions.covering(accountId, entity);
     const record = subs.length > 0 ? await this.deps.entities.get(accountId, entity) : undefined;
+    if (record) await this.series.refresh(accountId, record, rows.map((r) => r.revision));
     const events: NewEvent[] = [];
     const writes: { sub: SubscriptionRecord; axis: string; state: DriftState; version: number }[] = [];
     for (const axis of record?.axes ?? []) {
       const covering = subs.filter((s) => s.axes.length === 0 || s.axes.includes(axis.name));
       if (covering.length === 0) continue;
       const stored = await this.loadStates(covering, entity, axis.name);
-      const frontier = (await frontierBefore(this.deps.database, accountId, record!, axis.name, revision)) ?? -Infinity;
+      const fresh = covering.some((s) => !stored.get(s.id)?.state);
+      const frontier = fresh ? ((await frontierBefore(this.deps.database, accountId, record!, axis.name, revision)) ?? -Infinity) : -Infinity;
       const info = seasonalInfo(record!);
       const oldest = Math.min(...covering.map((s) => stored.get(s.id)?.state?.lastIndex ?? frontier));
       const from = Number.isFinite(oldest) ? oldest - driftHistoryLength(info) : undefined;
-      const window = await gridWindow(this.deps.observations, accountId, record!, axis.name, from);
+      const window = await this.series.window(accountId, record!, axis.name, from);
       if (window.values.length === 0) continue;
       const items: DriftJobItem[] = covering.map((s) => ({
         key: s.id,

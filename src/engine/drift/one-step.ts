@@ -59,7 +59,9 @@ export function driftHistoryLength(info: SeriesInfo): number {
 export function fitDriftModel(series: GridSeries, info: SeriesInfo, upTo: number): DriftModel | null {
   const end = Math.min(series.values.length, upTo - series.firstIndex + 1);
   if (end <= 0) return null;
-  const start = Math.max(0, end - MAX_FIT_WINDOW);
+  let start = Math.max(0, end - MAX_FIT_WINDOW);
+  // leading gaps are not data: the fit starts at the first observation (as the facade does)
+  while (start < end && Number.isNaN(series.values[start])) start++;
   const y = Float64Array.from({ length: end - start }, (_, i) => series.values[start + i]);
   if (countFinite(y) < MIN_DRIFT_OBSERVATIONS) return null;
   let fitted;

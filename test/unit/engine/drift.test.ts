@@ -99,6 +99,14 @@ describe('scoring', () => {
     assert.deepEqual(batch.transitions.map((t) => [t.type, t.observation.index]), stepwise.transitions.map((t) => [t.type, t.observation.index]));
   });
 
+  test('leading gaps of a window are not data: the model is the same as without them', () => {
+    const y = series(24 * 30);
+    const padded = [...new Array<number>(1500).fill(NaN), ...y];
+    const a = startDrift({ values: y, firstIndex: 1000 }, info, 1000 + y.length - 1);
+    const b = startDrift({ values: padded, firstIndex: -500 }, info, 1000 + y.length - 1);
+    assert.deepEqual(b.model, a.model);
+  });
+
   test(`warm-up: nothing is scored before ${MIN_DRIFT_OBSERVATIONS} observations; gaps are forecast over, not scored`, () => {
     const y = series(100);
     const early = startDrift({ values: y.slice(0, 10), firstIndex: 500 }, info, 509);
