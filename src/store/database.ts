@@ -4,7 +4,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { CompiledQuery, Kysely, Migrator, SqliteDialect, PostgresDialect, type Driver, type Transaction } from 'kysely';
+import { CompiledQuery, Kysely, Migrator, SqliteDialect, SqliteDriver, PostgresDialect, type DatabaseConnection, type Driver, type SqliteDialectConfig, type Transaction } from 'kysely';
 import type { Schema } from './schema';
 import { startCheckpointer, type Checkpointer } from './checkpointer';
 import { migrationProvider } from './migrations';
@@ -123,10 +123,30 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
 }
 
 /**
+ * kysely's SQLite dialect with write transactions that begin IMMEDIATE (see
+ * `Database.transaction`). kysely's driver begins deferred transactions and has no option for it.
+ */
+class ImmediateSqliteDialect extends SqliteDialect {
+  constructor(private readonly settings: SqliteDialectConfig) {
+    super(settings);
+  }
+
+  override createDriver(): Driver {
+    return new ImmediateSqliteDriver(this.settings);
+  }
+}
+
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+}
+
+/**
  * Tables no cached read depends on (no prepared read selects them, and none cascades into a table
- * one does): audit records, usage counts, idempotency entries, sign-ups, secrets, subscriptions and
- * webhook deliveries. Writes to them leave the read cache alone — why: every oracle query writes
- * its record, and a write-heavy load would otherwise empty the cache on every call.
+ * one does): audit records, usage counts, idempotency entries, sign-ups, secrets. Writes to them
+ * leave the read cache alone — why: every oracle query writes its record, and a write-heavy
+ * load would otherwise empty the cache on every call.
  */
 const UNCACHED_TABLES = new Set([
   'queries',
@@ -232,24 +252,6 @@ async function readInTransaction(db: Kysely<Schema>, queries: readonly CompiledQ
     for (const q of queries) out.push((await trx.executeQuery(q)).rows);
     return out;
   });
-}
-
-/**
- * SQLite transactions begin IMMEDIATE (take the write lock at once, waiting up to the busy
- * timeout). Why: a deferred transaction that reads before it writes cannot wait for the lock
- * when it upgrades — SQLite answers SQLITE_BUSY at once — and the checkpointer thread holds the
- * write lock for a moment every round, so such transactions (create an entity, record a webhook
- * attempt) failed now and then under load. Every transaction on the writer connection writes
- * anyway; reads run on the read connection.
- */
-class ImmediateSqliteDialect extends SqliteDialect {
-  override createDriver(): Driver {
-    const driver = super.createDriver();
-    driver.beginTransaction = async (connection) => {
-      await connection.executeQuery(CompiledQuery.raw('begin immediate'));
-    };
-    return driver;
-  }
 }
 
 /** Most distinct SQL texts whose prepared statements are kept (IN-lists and batch inserts vary). */
