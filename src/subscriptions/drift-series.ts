@@ -112,11 +112,16 @@ export class DriftSeriesCache {
   }
 
   private async load(accountId: string, entity: EntityRecord, axis: string, from: number | undefined): Promise<CachedAxis> {
-    const asOf = await this.observations.latestRevision();
     const start = from === undefined ? undefined : timeOf(entity.frequency, from);
-    const rows = await this.observations.list(accountId, entity.entity, { axis, start, asOf, limit: MAX_WINDOW });
-    const c: CachedAxis = { firstIndex: from ?? NaN, values: [], revisions: [], revision: asOf, complete: from === undefined };
-    for (const r of rows) put(c, indexOf(entity.frequency, r.time)!, r.value, r.revision);
+    // read first: every revision up to it is in the rows read next, so the cache reflects it
+    const newest = await this.observations.newestRevision(accountId, entity.entity);
+    // the current values (as of any revision there will ever be)
+    const rows = await this.observations.list(accountId, entity.entity, { axis, start, asOf: Number.MAX_SAFE_INTEGER, limit: MAX_WINDOW });
+    const c: CachedAxis = { firstIndex: from ?? NaN, values: [], revisions: [], revision: newest, complete: from === undefined };
+    for (const r of rows) {
+      put(c, indexOf(entity.frequency, r.time)!, r.value, r.revision);
+      c.revision = Math.max(c.revision, r.revision);
+    }
     return c;
   }
 }
