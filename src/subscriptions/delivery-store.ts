@@ -9,6 +9,7 @@
  */
 import { sql } from 'kysely';
 import type { Database, Queryable } from '../store/database';
+import { olderThan } from './keyset';
 
 export type DeliveryState = 'pending' | 'succeeded' | 'failed';
 
@@ -179,10 +180,7 @@ export class DeliveryStore {
       .select(['d.id', 'd.subscription_id', 'd.event_id', 'e.type', 'd.state', 'd.attempt_count', 'd.next_attempt_time', 'd.create_time'])
       .where('d.subscription_id', '=', subscriptionId);
     if (state) query = query.where('d.state', '=', state);
-    if (after) {
-      const [time, id] = after;
-      query = query.where((eb) => eb.or([eb('d.create_time', '<', time), eb.and([eb('d.create_time', '=', time), eb('d.id', '<', id)])]));
-    }
+    if (after) query = query.where(olderThan('d.create_time', 'd.id', after));
     const rows = await query.orderBy('d.create_time', 'desc').orderBy('d.id', 'desc').limit(limit).execute();
     return this.withAttempts(rows);
   }

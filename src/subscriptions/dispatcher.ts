@@ -9,6 +9,7 @@
  */
 import type { Clock } from '../clock';
 import type { Logger } from '../log';
+import { BackgroundLoop, type RoundResult } from './background-loop';
 import type { ClaimedDelivery, DeliveryStore } from './delivery-store';
 import { MAX_ATTEMPTS, retryAfterMs, retryDelay } from './retry-schedule';
 import type { SubscriptionStore } from './subscription-store';
@@ -39,14 +40,17 @@ export interface DispatcherDeps {
 
 export class WebhookDispatcher {
   private running = false;
-  private inflight = new Set<Promise<void>>();
-  private filling: Promise<void> | undefined;
-  private again = false;
+  private readonly inflight = new Set<Promise<void>>();
   private pending: NodeJS.Immediate | undefined;
-  private timer: NodeJS.Timeout | undefined;
-  private idleWaiters: (() => void)[] = [];
+  private readonly loop: BackgroundLoop;
 
-  constructor(private readonly deps: DispatcherDeps) {}
+  constructor(private readonly deps: DispatcherDeps) {
+    this.loop = new BackgroundLoop({
+      round: () => this.fill(),
+      sleepMs: () => this.sleepMs(),
+      onError: (error) => deps.log.warn('webhook dispatch failed; retrying', { error }),
+    });
+  }
 
   /** The claim lasts past the attempt's timeout with a margin, so a live owner never loses it. */
   private get leaseMs(): number {
@@ -55,9 +59,8 @@ export class WebhookDispatcher {
 
   /** Start sending. */
   start(): void {
-    if (this.running) return;
     this.running = true;
-    this.poke();
+    this.loop.start();
   }
 
   /**
@@ -69,53 +72,30 @@ export class WebhookDispatcher {
     if (!this.running || this.pending) return;
     this.pending = setImmediate(() => {
       this.pending = undefined;
-      this.fillNow();
+      this.loop.kick();
     });
-  }
-
-  private fillNow(): void {
-    if (!this.running) return;
-    if (this.filling) {
-      this.again = true;
-      return;
-    }
-    this.filling = this.fill()
-      .catch((error) => this.deps.log.warn('webhook dispatch failed; retrying', { error }))
-      .finally(() => {
-        this.filling = undefined;
-        if (this.again) {
-          this.again = false;
-          this.fillNow();
-        } else if (this.inflight.size === 0) {
-          void this.schedule();
-        }
-      });
   }
 
   /**
-   * Resolves once nothing is in flight and nothing is due at the clock's current time (after
-   * a poke). For tests and the benchmark: synchronise on the dispatcher, never sleep.
+   * Resolves once nothing is in flight and nothing is due at the clock's current time. For tests
+   * and the benchmark: synchronise on the dispatcher, never sleep.
    */
   settled(): Promise<void> {
-    if (!this.running) return Promise.resolve();
-    return new Promise((resolve) => {
-      this.idleWaiters.push(resolve);
-      this.poke();
-    });
+    return this.loop.settled();
   }
 
   /** Stop claiming; wait for attempts in flight (each bounded by its timeout). */
   async stop(): Promise<void> {
     this.running = false;
-    if (this.timer) clearTimeout(this.timer);
     if (this.pending) clearImmediate(this.pending);
-    await this.filling;
+    await this.loop.stop();
     await Promise.all([...this.inflight]);
   }
 
-  private async fill(): Promise<void> {
+  /** Claim due deliveries for the free slots and start their attempts. */
+  private async fill(): Promise<RoundResult> {
     const free = CONCURRENCY - this.inflight.size;
-    if (free <= 0) return;
+    if (free <= 0) return 'busy';
     const claimed = await this.deps.deliveries.claimDue(this.deps.owner, this.deps.clock.now(), this.leaseMs, free);
     for (const d of claimed) {
       const p: Promise<void> = this.attempt(d)
@@ -126,26 +106,17 @@ export class WebhookDispatcher {
         });
       this.inflight.add(p);
     }
-    if (claimed.length === free) this.again = true;
-    if (claimed.length === 0 && this.inflight.size === 0) {
-      for (const w of this.idleWaiters.splice(0)) w();
-    }
+    if (claimed.length === free) return 'more';
+    return claimed.length === 0 && this.inflight.size === 0 ? 'idle' : 'busy';
   }
 
-  private async schedule(): Promise<void> {
-    if (!this.running) return;
-    if (this.timer) clearTimeout(this.timer);
-    let wait = POLL_MS;
-    try {
-      const next = await this.deps.deliveries.nextDue();
-      // due already but not claimable (paused subscription, another replica's claim): poll
-      if (next !== undefined && next > this.deps.clock.now()) wait = Math.min(POLL_MS, next - this.deps.clock.now());
-    } catch (error) {
-      this.deps.log.warn('webhook schedule lookup failed', { error });
-    }
-    if (!this.running) return;
-    this.timer = setTimeout(() => this.poke(), wait);
-    this.timer.unref();
+  /** Until the next delivery falls due (at most POLL_MS); none while attempts run (each pokes when done). */
+  private async sleepMs(): Promise<number | undefined> {
+    if (this.inflight.size > 0) return undefined;
+    const next = await this.deps.deliveries.nextDue();
+    const now = this.deps.clock.now();
+    // due already but not claimable (a paused subscription, another replica's claim): poll
+    return next !== undefined && next > now ? Math.min(POLL_MS, next - now) : POLL_MS;
   }
 
   private async attempt(d: ClaimedDelivery): Promise<void> {

@@ -16,6 +16,7 @@ import { newId } from '../ids';
 import type { Logger } from '../log';
 import { seasonalInfo } from '../oracle/engine-info';
 import type { Database } from '../store/database';
+import { BackgroundLoop, type RoundResult } from './background-loop';
 import type { DeliveryStore, NewEvent } from './delivery-store';
 import type { DriftJobItem } from './drift-job';
 import type { DriftOutbox, OutboxRow } from './drift-outbox';
@@ -33,6 +34,8 @@ const LEASE_MS = 120_000;
 const MAX_PERIOD = 366;
 /** How long a poke waits before a round, so one round takes what several ingests wrote. */
 const GATHER_MS = 20;
+/** Longest sleep between looks at the outbox (rows written by other replicas). */
+const POLL_MS = 1000;
 
 /** A state write that lost to another writer: the round is retried. */
 class StaleStateError extends Error {}
@@ -59,21 +62,23 @@ interface StoredState {
 
 export class DriftWorker {
   private running = false;
-  private loop: Promise<void> | undefined;
-  private again = false;
-  private timer: NodeJS.Timeout | undefined;
   private gathering: NodeJS.Timeout | undefined;
-  private idleWaiters: (() => void)[] = [];
   private readonly series: DriftSeriesCache;
+  private readonly loop: BackgroundLoop;
 
   constructor(private readonly deps: DriftWorkerDeps) {
     // the longest window a job needs is the fit window plus lags before the oldest new observation (hourly: ~2,200 steps)
     this.series = new DriftSeriesCache(deps.database, deps.observations, 2 * driftHistoryLength({ period: 1, periods: [MAX_PERIOD] }));
+    this.loop = new BackgroundLoop({
+      round: () => this.drain(),
+      sleepMs: async () => POLL_MS,
+      onError: (error) => deps.log.warn('drift scoring failed; retrying', { error }),
+    });
   }
 
   start(): void {
     this.running = true;
-    this.poke();
+    this.loop.start();
   }
 
   /** Look at the outbox soon (after an ingest in this process): within GATHER_MS, so rounds batch. */
@@ -81,48 +86,23 @@ export class DriftWorker {
     if (!this.running || this.gathering) return;
     this.gathering = setTimeout(() => {
       this.gathering = undefined;
-      this.run();
+      this.loop.kick();
     }, GATHER_MS);
-  }
-
-  private run(): void {
-    if (!this.running) return;
-    if (this.loop) {
-      this.again = true;
-      return;
-    }
-    if (this.timer) clearTimeout(this.timer);
-    this.loop = this.drain()
-      .catch((error) => this.deps.log.warn('drift scoring failed; retrying', { error }))
-      .finally(() => {
-        this.loop = undefined;
-        if (this.again) {
-          this.again = false;
-          this.run();
-        } else {
-          this.timer = setTimeout(() => this.run(), 1000);
-          this.timer.unref();
-        }
-      });
   }
 
   /** Resolves once the outbox has nothing left to claim. For tests and the benchmark. */
   settled(): Promise<void> {
-    if (!this.running) return Promise.resolve();
-    return new Promise((resolve) => {
-      this.idleWaiters.push(resolve);
-      this.run();
-    });
+    return this.loop.settled();
   }
 
   async stop(): Promise<void> {
     this.running = false;
-    if (this.timer) clearTimeout(this.timer);
     if (this.gathering) clearTimeout(this.gathering);
-    await this.loop;
+    await this.loop.stop();
   }
 
-  private async drain(): Promise<void> {
+  /** Score everything in the outbox. */
+  private async drain(): Promise<RoundResult> {
     for (;;) {
       const rows = await this.deps.outbox.claim(this.deps.clock.now(), LEASE_MS, BATCH);
       if (rows.length === 0) break;
@@ -140,7 +120,7 @@ export class DriftWorker {
         }
       }
     }
-    for (const w of this.idleWaiters.splice(0)) w();
+    return 'idle';
   }
 
   /** Score one entity's new observations for every subscription that covers it. */

@@ -9,6 +9,7 @@ import { sql } from 'kysely';
 import type { Database, Queryable } from '../store/database';
 import type { SubscriptionsTable } from '../store/schema';
 import type { SecretBox } from '../store/secret-box';
+import { olderThan } from './keyset';
 
 export type SubscriptionState = 'active' | 'paused';
 
@@ -31,15 +32,7 @@ export interface SubscriptionRecord {
 }
 
 /** What a new subscription is made of. */
-export interface NewSubscription {
-  readonly id: string;
-  readonly entity: string;
-  readonly axes: readonly string[];
-  readonly includeDescendants: boolean;
-  readonly url: string;
-  readonly events: readonly string[];
-  readonly level: number;
-}
+export type NewSubscription = Pick<SubscriptionRecord, 'id' | 'entity' | 'axes' | 'includeDescendants' | 'url' | 'events' | 'level'>;
 
 /** Changes to a subscription; undefined fields keep their values. */
 export interface SubscriptionChanges {
@@ -121,10 +114,7 @@ export class SubscriptionStore {
   async list(accountId: string, entity: string | undefined, after: readonly [number, string] | undefined, limit: number): Promise<SubscriptionRecord[]> {
     let query = this.database.db.selectFrom('subscriptions').selectAll().where('account_id', '=', accountId);
     if (entity) query = query.where('entity', '=', entity);
-    if (after) {
-      const [time, id] = after;
-      query = query.where((eb) => eb.or([eb('create_time', '<', time), eb.and([eb('create_time', '=', time), eb('id', '<', id)])]));
-    }
+    if (after) query = query.where(olderThan('create_time', 'id', after));
     const rows = await query.orderBy('create_time', 'desc').orderBy('id', 'desc').limit(limit).execute();
     return rows.map(toRecord);
   }
