@@ -80,7 +80,10 @@ export async function webhooksCommand(sub: string | undefined, args: ParsedArgs)
   });
   const address = server.address() as AddressInfo;
   process.stderr.write(`listening on http://${host.includes(':') ? `[${host}]` : host}:${address.port}/ (Ctrl-C to stop)\n`);
-  const stop = () => server.close(() => process.exit(0));
+  const stop = () => {
+    server.close(() => process.exit(0));
+    server.closeAllConnections(); // idle keep-alive connections would hold the close open
+  };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
   return 0;

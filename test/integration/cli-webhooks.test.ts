@@ -16,7 +16,11 @@ let t: TestService | undefined;
 let child: ChildProcess | undefined;
 
 afterAll(async () => {
-  child?.kill('SIGTERM');
+  if (child && child.exitCode === null) {
+    const exited = new Promise((resolve) => child!.once('exit', resolve));
+    child.kill('SIGTERM');
+    await exited;
+  }
   await t?.close();
 });
 
