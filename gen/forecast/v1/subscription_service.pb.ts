@@ -2006,9 +2006,10 @@ export const ResendDeliveryResponse: MessageFns<ResendDeliveryResponse> = {
  * `include_descendants`, for the entities `contains` edges put below it) is scored against the
  * one-step-ahead predictive distribution of the data before it. The model is the engine's local
  * seasonal autoregression (lags 1–3 and p−1, p, p+1 for each seasonal period of the entity's
- * frequency, fitted by least squares on the last 10 longest cycles, in logs when every value is
- * positive; the service's automatic model for hourly and weekly data). It is fitted once, on the
- * data before the first scored observation, refitted every 100 scored observations and after each
+ * frequency, fitted by least squares on the last 10 longest cycles but at most 2,000 steps, in
+ * logs when every value is positive; the service's automatic model for hourly and weekly data),
+ * whose one-step forecast is Gaussian on that scale. It is fitted once, on the data before the
+ * first scored observation, refitted every 100 scored observations and after each
  * `drift.detected`, and between fits its one-step forecast is updated from the new observations,
  * which costs a few multiplications per observation. Each observation gets
  * - its PIT (the predictive CDF at the observed value) and z = Φ⁻¹(PIT);
