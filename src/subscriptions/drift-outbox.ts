@@ -8,7 +8,6 @@
 import { sql } from 'kysely';
 import type { IngestListener } from '../entities/observation-store';
 import type { Database } from '../store/database';
-import type { SubscriptionStore } from './subscription-store';
 
 /** One claimed outbox row. */
 export interface OutboxRow {
@@ -18,15 +17,19 @@ export interface OutboxRow {
   readonly revision: number;
 }
 
-/** The ingest listener that writes outbox rows. */
-export function driftOutboxListener(subscriptions: SubscriptionStore): IngestListener {
+/**
+ * The ingest listener that writes outbox rows: one statement per entity, which inserts only when
+ * the account has an active subscription (why one: it runs inside every ingest transaction).
+ */
+export function driftOutboxListener(): IngestListener {
   return async (trx, ingest) => {
-    if (!(await subscriptions.hasActive(trx, ingest.accountId))) return;
-    const entities = [...new Set(ingest.entities)];
-    await trx
-      .insertInto('drift_outbox')
-      .values(entities.map((entity) => ({ account_id: ingest.accountId, entity, revision: ingest.revision, create_time: ingest.now, lease_expire_time: null })))
-      .execute();
+    for (const entity of new Set(ingest.entities)) {
+      // casts: PostgreSQL cannot infer the types of bare parameters in a SELECT without FROM
+      await sql`
+        INSERT INTO drift_outbox (account_id, entity, revision, create_time)
+        SELECT ${ingest.accountId}, ${entity}, CAST(${ingest.revision} AS BIGINT), CAST(${ingest.now} AS BIGINT)
+        WHERE EXISTS (SELECT 1 FROM subscriptions WHERE account_id = ${ingest.accountId} AND state = 'active')`.execute(trx);
+    }
   };
 }
 

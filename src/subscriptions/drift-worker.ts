@@ -25,7 +25,7 @@ import { DriftSeriesCache, frontierBefore } from './drift-series';
 import { driftEventData, eventBody } from './events';
 import type { SubscriptionRecord, SubscriptionStore } from './subscription-store';
 
-/** Outbox rows taken per round. */
+/** Outbox rows taken per batch (scored, then written in one transaction). */
 const BATCH = 200;
 /** A claim outlives any round with a wide margin. */
 const LEASE_MS = 120_000;
@@ -33,7 +33,7 @@ const LEASE_MS = 120_000;
 /** Longest seasonal period the service declares (a year of daily data). */
 const MAX_PERIOD = 366;
 /** How long a poke waits before a round, so one round takes what several ingests wrote. */
-const GATHER_MS = 20;
+const GATHER_MS = 250;
 /** Longest sleep between looks at the outbox (rows written by other replicas). */
 const POLL_MS = 1000;
 
@@ -52,6 +52,15 @@ export interface DriftWorkerDeps {
   readonly log: Logger;
   /** Called after events were stored (pokes the dispatcher). */
   readonly onEvents: () => void;
+}
+
+/** What scoring one entity produced, to be written with the rest of its batch. */
+interface EntityOutcome {
+  readonly entity: string;
+  /** The outbox rows it consumed. */
+  readonly ids: readonly number[];
+  readonly writes: { readonly sub: SubscriptionRecord; readonly axis: string; readonly state: DriftState; readonly version: number }[];
+  readonly events: NewEvent[];
 }
 
 /** One stored state with the version it was read at (0 = none stored). */
@@ -101,7 +110,11 @@ export class DriftWorker {
     await this.loop.stop();
   }
 
-  /** Score everything in the outbox. */
+  /**
+   * Score everything in the outbox: a claimed batch is scored entity by entity, then its states,
+   * events and row removals are written in one transaction (why one: a commit per entity was most
+   * of the worker's cost on the event loop it shares with requests).
+   */
   private async drain(): Promise<RoundResult> {
     for (;;) {
       const rows = await this.deps.outbox.claim(this.deps.clock.now(), LEASE_MS, BATCH);
@@ -111,28 +124,33 @@ export class DriftWorker {
         const key = `${r.accountId}\u0000${r.entity}`;
         groups.set(key, [...(groups.get(key) ?? []), r]);
       }
+      const scored: EntityOutcome[] = [];
       for (const group of groups.values()) {
         try {
-          await this.processEntity(group);
+          scored.push(await this.scoreEntity(group));
         } catch (error) {
           await this.deps.outbox.release(group.map((r) => r.id));
-          if (!(error instanceof StaleStateError)) throw error;
+          this.deps.log.warn('drift scoring of an entity failed; it is retried', { entity: group[0].entity, error });
         }
+      }
+      try {
+        await this.commit(scored);
+      } catch (error) {
+        await this.deps.outbox.release(scored.flatMap((o) => o.ids));
+        if (!(error instanceof StaleStateError)) throw error;
       }
     }
     return 'idle';
   }
 
-  /** Score one entity's new observations for every subscription that covers it. */
-  private async processEntity(rows: readonly OutboxRow[]): Promise<void> {
+  /** Score one entity's new observations for every subscription that covers it (nothing written yet). */
+  private async scoreEntity(rows: readonly OutboxRow[]): Promise<EntityOutcome> {
     const { accountId, entity } = rows[0];
-    const ids = rows.map((r) => r.id);
     const revision = Math.min(...rows.map((r) => r.revision));
     const subs = await this.deps.subscriptions.covering(accountId, entity);
     const record = subs.length > 0 ? await this.deps.entities.get(accountId, entity) : undefined;
     if (record) await this.series.refresh(accountId, record, rows.map((r) => r.revision));
-    const events: NewEvent[] = [];
-    const writes: { sub: SubscriptionRecord; axis: string; state: DriftState; version: number }[] = [];
+    const outcome: EntityOutcome = { entity, ids: rows.map((r) => r.id), writes: [], events: [] };
     for (const axis of record?.axes ?? []) {
       const covering = subs.filter((s) => s.axes.length === 0 || s.axes.includes(axis.name));
       if (covering.length === 0) continue;
@@ -153,40 +171,49 @@ export class DriftWorker {
       const results = await this.deps.scorer.score({ info, values: window.values, firstIndex: window.firstIndex, items });
       for (const r of results) {
         const sub = covering.find((s) => s.id === r.key)!;
-        writes.push({ sub, axis: axis.name, state: r.state, version: stored.get(sub.id)?.version ?? 0 });
+        outcome.writes.push({ sub, axis: axis.name, state: r.state, version: stored.get(sub.id)?.version ?? 0 });
         for (const t of r.transitions) {
           if (!sub.events.includes(t.type)) continue;
           const id = newId('evt', this.deps.clock);
           const context = { subscriptionId: sub.id, entity, axis: axis.name, level: sub.level, model: r.state.model?.name ?? '', timeOf: (i: number) => timeOf(record!.frequency, i) };
-          events.push({ id, accountId, subscriptionId: sub.id, type: t.type, payload: eventBody(id, t.type, this.deps.clock.now(), driftEventData(t, context)) });
+          outcome.events.push({ id, accountId, subscriptionId: sub.id, type: t.type, payload: eventBody(id, t.type, this.deps.clock.now(), driftEventData(t, context)) });
         }
       }
     }
+    return outcome;
+  }
+
+  /** Write scored entities: states (each only if nobody wrote it meanwhile), events with deliveries, outbox rows removed. */
+  private async commit(outcomes: readonly EntityOutcome[]): Promise<void> {
+    if (outcomes.length === 0) return;
     const now = this.deps.clock.now();
+    const events = outcomes.flatMap((o) => o.events);
     await this.deps.database.transaction(async (trx) => {
-      for (const w of writes) {
-        const state = JSON.stringify(w.state);
-        if (w.version === 0) {
-          const res = await trx
-            .insertInto('drift_states')
-            .values({ subscription_id: w.sub.id, entity, axis: w.axis, state, version: 1, update_time: now })
-            .onConflict((oc) => oc.columns(['subscription_id', 'entity', 'axis']).doNothing())
-            .executeTakeFirst();
-          if (Number(res.numInsertedOrUpdatedRows ?? 0) === 0) throw new StaleStateError();
-        } else {
-          const res = await trx
-            .updateTable('drift_states')
-            .set({ state, version: w.version + 1, update_time: now })
-            .where('subscription_id', '=', w.sub.id)
-            .where('entity', '=', entity)
-            .where('axis', '=', w.axis)
-            .where('version', '=', w.version)
-            .executeTakeFirst();
-          if (Number(res.numUpdatedRows) === 0) throw new StaleStateError();
+      await trx.deleteFrom('drift_outbox').where('id', 'in', outcomes.flatMap((o) => o.ids)).execute();
+      for (const { entity, writes } of outcomes) {
+        for (const w of writes) {
+          const state = JSON.stringify(w.state);
+          if (w.version === 0) {
+            const res = await trx
+              .insertInto('drift_states')
+              .values({ subscription_id: w.sub.id, entity, axis: w.axis, state, version: 1, update_time: now })
+              .onConflict((oc) => oc.columns(['subscription_id', 'entity', 'axis']).doNothing())
+              .executeTakeFirst();
+            if (Number(res.numInsertedOrUpdatedRows ?? 0) === 0) throw new StaleStateError();
+          } else {
+            const res = await trx
+              .updateTable('drift_states')
+              .set({ state, version: w.version + 1, update_time: now })
+              .where('subscription_id', '=', w.sub.id)
+              .where('entity', '=', entity)
+              .where('axis', '=', w.axis)
+              .where('version', '=', w.version)
+              .executeTakeFirst();
+            if (Number(res.numUpdatedRows) === 0) throw new StaleStateError();
+          }
         }
       }
       await this.deps.deliveries.enqueue(trx, events, events.map(() => newId('dlv', this.deps.clock)), now);
-      await trx.deleteFrom('drift_outbox').where('id', 'in', ids).execute();
     });
     if (events.length > 0) this.deps.onEvents();
   }

@@ -69,7 +69,7 @@ export class WebhookRuntime {
       log,
       onEvents: () => this.dispatcher.poke(),
     });
-    const listener = driftOutboxListener(this.subscriptions);
+    const listener = driftOutboxListener();
     deps.observations.onIngest(async (trx, ingest) => {
       await listener(trx, ingest);
       setImmediate(() => this.drift.poke()); // after the commit, usually; the worker's poll covers the rest

@@ -196,12 +196,6 @@ export class SubscriptionStore {
     return out;
   }
 
-  /** Whether the account has an active subscription (asked inside the ingest transaction). */
-  async hasActive(q: Queryable, accountId: string): Promise<boolean> {
-    const row = await q.selectFrom('subscriptions').select('id').where('account_id', '=', accountId).where('state', '=', 'active').limit(1).executeTakeFirst();
-    return row !== undefined;
-  }
-
   /**
    * The account's active subscriptions that cover `entity`: on it, or on an ancestor (by
    * `contains` edges) with `include_descendants`.

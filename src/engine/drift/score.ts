@@ -135,20 +135,25 @@ export function scoreDrift(state: DriftState, series: GridSeries, info: SeriesIn
 /**
  * The model-scale history the forecasts read: the observed values up to `upTo` with gaps filled
  * linearly (as the fit fills them) and held-out values replaced; later steps are filled in as they
- * are scored. Steps before the first value repeat it.
+ * are scored. Only the model's longest lag before `upTo` is built (from the last observation
+ * before it, for the gap fill), since nothing earlier is read; steps before the first value repeat
+ * it.
  */
 function history(model: DriftModel, series: GridSeries, upTo: number, held: ReadonlyMap<number, number>): Float64Array {
   const n = series.values.length;
   const x = new Float64Array(n).fill(NaN);
   const end = Math.min(n, upTo - series.firstIndex + 1);
-  for (let k = 0; k < end; k++) {
+  const maxLag = model.lags.length > 0 ? model.lags[model.lags.length - 1] : 1;
+  let begin = Math.max(0, end - maxLag - 1);
+  while (begin > 0 && Number.isNaN(series.values[begin]) && !held.has(series.firstIndex + begin)) begin--;
+  for (let k = begin; k < end; k++) {
     const h = held.get(series.firstIndex + k);
     x[k] = h ?? toModelScale(model, series.values[k]);
   }
   let prev = -1;
-  for (let k = 0; k < end; k++) {
+  for (let k = begin; k < end; k++) {
     if (Number.isNaN(x[k])) continue;
-    if (prev === -1) for (let j = 0; j < k; j++) x[j] = x[k];
+    if (prev === -1) for (let j = begin; j < k; j++) x[j] = x[k];
     else for (let j = prev + 1; j < k; j++) x[j] = x[prev] + ((x[k] - x[prev]) * (j - prev)) / (k - prev);
     prev = k;
   }
