@@ -7,12 +7,14 @@
  */
 export type RoundResult = 'more' | 'busy' | 'idle';
 
+/** What a loop runs: a round, how long to sleep after one, where errors go. */
 export interface LoopOptions {
   readonly round: () => Promise<RoundResult>;
   readonly sleepMs: () => Promise<number | undefined>;
   readonly onError: (error: unknown) => void;
 }
 
+/** See the file comment. */
 export class BackgroundLoop {
   private running = false;
   private current: Promise<void> | undefined;

@@ -11,6 +11,7 @@ import { sql } from 'kysely';
 import type { Database, Queryable } from '../store/database';
 import { olderThan } from './keyset';
 
+/** Where a delivery stands: waiting for an attempt, delivered, or given up (last retry or 410). */
 export type DeliveryState = 'pending' | 'succeeded' | 'failed';
 
 /** An event to store with its first delivery. */
@@ -22,6 +23,7 @@ export interface NewEvent {
   readonly payload: string;
 }
 
+/** One attempt as logged: number (1..6), start time, HTTP status (0: none), error, latency. */
 export interface AttemptRecord {
   readonly attempt: number;
   readonly time: number;
@@ -30,6 +32,7 @@ export interface AttemptRecord {
   readonly latencyMs: number;
 }
 
+/** A delivery with its event type and every attempt, as the log shows it. */
 export interface DeliveryRecord {
   readonly id: string;
   readonly subscriptionId: string;
@@ -58,6 +61,7 @@ export type AttemptOutcome = { readonly state: 'pending'; readonly nextAttemptTi
 /** Rows per multi-row INSERT (11 parameters each: well under both databases' limits). */
 const CHUNK = 500;
 
+/** Events, deliveries and attempts (see the file comment). */
 export class DeliveryStore {
   constructor(private readonly database: Database) {}
 

@@ -24,6 +24,7 @@ export const POLL_MS = 1000;
 /** Why a subscription is paused by the dispatcher. */
 export const GONE_REASON = 'the endpoint answered 410 Gone';
 
+/** What the dispatcher works with. */
 export interface DispatcherDeps {
   readonly deliveries: DeliveryStore;
   readonly subscriptions: SubscriptionStore;
@@ -38,6 +39,7 @@ export interface DispatcherDeps {
   readonly random?: () => number;
 }
 
+/** See the file comment. */
 export class WebhookDispatcher {
   private running = false;
   private readonly inflight = new Set<Promise<void>>();

@@ -32,5 +32,7 @@ export interface DriftJobResult {
   readonly transitions: readonly DriftTransition[];
 }
 
+/** A job posted to the scoring thread. */
 export type DriftRequest = { readonly id: number; readonly job: DriftJob };
+/** The thread's answer: results, or the error that stopped the job. */
 export type DriftReply = { readonly id: number; readonly results?: readonly DriftJobResult[]; readonly error?: string };

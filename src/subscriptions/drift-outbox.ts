@@ -33,6 +33,7 @@ export function driftOutboxListener(): IngestListener {
   };
 }
 
+/** Claims and releases outbox rows (see the file comment). */
 export class DriftOutbox {
   constructor(private readonly database: Database) {}
 

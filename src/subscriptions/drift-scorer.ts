@@ -8,6 +8,7 @@ import { Worker } from 'node:worker_threads';
 import { workerScript } from '../worker-script';
 import type { DriftJob, DriftJobResult, DriftReply } from './drift-job';
 
+/** See the file comment. */
 export class DriftScorer {
   private worker: Worker | undefined;
   private readonly pending = new Map<number, { resolve: (r: readonly DriftJobResult[]) => void; reject: (e: Error) => void }>();

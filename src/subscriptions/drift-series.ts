@@ -50,6 +50,7 @@ export async function frontierBefore(database: Database, accountId: string, enti
   return t === null || t === undefined ? undefined : indexOf(entity.frequency, Number(t));
 }
 
+/** Per-axis windows of current values, kept up to date incrementally (see the file comment). */
 export class DriftSeriesCache {
   private readonly axes = new Map<string, CachedAxis>();
 

@@ -40,6 +40,7 @@ const POLL_MS = 1000;
 /** A state write that lost to another writer: the round is retried. */
 class StaleStateError extends Error {}
 
+/** What the drift worker works with. */
 export interface DriftWorkerDeps {
   readonly database: Database;
   readonly outbox: DriftOutbox;
@@ -69,6 +70,7 @@ interface StoredState {
   readonly version: number;
 }
 
+/** See the file comment. */
 export class DriftWorker {
   private running = false;
   private gathering: NodeJS.Timeout | undefined;

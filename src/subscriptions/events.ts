@@ -9,6 +9,7 @@ import { CUSUM_CLIP, CUSUM_H, CUSUM_K } from '../engine/drift/detector';
 
 /** Drift event types a subscription may ask for. */
 export const DRIFT_EVENTS = ['drift.detected', 'drift.resolved'] as const;
+/** `drift.detected` or `drift.resolved`. */
 export type DriftEventType = (typeof DRIFT_EVENTS)[number];
 
 /** The event `TestSubscription` sends. */

@@ -20,6 +20,7 @@ import { AddressGuard, systemResolver, type Resolver } from './ssrf-guard';
 import { SubscriptionStore } from './subscription-store';
 import type { UrlPolicy } from './subscription-validation';
 
+/** What the runtime is built from (the service context's parts). */
 export interface WebhookRuntimeDeps {
   readonly config: Config;
   readonly database: Database;
@@ -32,6 +33,7 @@ export interface WebhookRuntimeDeps {
   readonly resolver?: Resolver;
 }
 
+/** See the file comment. */
 export class WebhookRuntime {
   readonly subscriptions: SubscriptionStore;
   readonly deliveries: DeliveryStore;

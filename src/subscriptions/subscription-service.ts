@@ -21,6 +21,7 @@ const DEFAULT_GRACE_S = 86_400;
 const MAX_GRACE_S = 7 * 86_400;
 const DELIVERY_STATES: readonly DeliveryState[] = ['pending', 'succeeded', 'failed'];
 
+/** What the endpoints work with. */
 export interface SubscriptionServiceDeps {
   readonly subscriptions: SubscriptionStore;
   readonly deliveries: DeliveryStore;
@@ -65,6 +66,7 @@ export function toDeliveryMessage(d: DeliveryRecord): Delivery {
   };
 }
 
+/** The SubscriptionService endpoints, bound to the generated definition. */
 export function subscriptionService(deps: SubscriptionServiceDeps): ServiceBinding {
   const { subscriptions, deliveries, entities, cursors, urls } = deps;
   const mustGet = async (accountId: string, id: string, field = 'subscription_id'): Promise<SubscriptionRecord> => {

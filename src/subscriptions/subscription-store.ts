@@ -11,6 +11,7 @@ import type { SubscriptionsTable } from '../store/schema';
 import type { SecretBox } from '../store/secret-box';
 import { olderThan } from './keyset';
 
+/** `active`, or `paused` (by request or by a 410 Gone). */
 export type SubscriptionState = 'active' | 'paused';
 
 /** A subscription as the service uses it (never its secret). */
@@ -63,6 +64,7 @@ function toRecord(row: SubscriptionsTable): SubscriptionRecord {
   };
 }
 
+/** See the file comment. */
 export class SubscriptionStore {
   constructor(
     readonly database: Database,

@@ -8,9 +8,13 @@ import { invalidArgument } from '../rpc/errors';
 import { DRIFT_EVENTS } from './events';
 import { literalHost, resolveAllowed, UrlRefusedError, type AddressGuard, type Resolver } from './ssrf-guard';
 
+/** Longest webhook URL. */
 export const MAX_URL_LENGTH = 2048;
+/** Most axes one subscription names (API.md section 12). */
 export const MAX_SUBSCRIPTION_AXES = 32;
+/** Central interval level when none is given. */
 export const DEFAULT_LEVEL = 0.95;
+/** Smallest and largest level accepted. */
 export const MIN_LEVEL = 0.5;
 export const MAX_LEVEL = 0.999;
 

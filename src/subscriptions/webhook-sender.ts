@@ -22,6 +22,7 @@ export interface AttemptResult {
   readonly latencyMs: number;
 }
 
+/** The guard, resolver, timeout and scheme policy an attempt runs under. */
 export interface SenderOptions {
   readonly guard: AddressGuard;
   readonly resolver: Resolver;
@@ -34,6 +35,7 @@ export interface SenderOptions {
 /** Most bytes of an answer read (and discarded): receivers owe us a status, not a body. */
 const MAX_ANSWER_BYTES = 64 * 1024;
 
+/** The User-Agent of every attempt. */
 export const USER_AGENT = 'forecast-webhooks/1.0';
 
 /** POST `body` with `headers` to `url`. Never throws: failures are results. */

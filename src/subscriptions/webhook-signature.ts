@@ -12,6 +12,7 @@
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
+/** How a secret starts (Standard Webhooks' symmetric secret serialisation). */
 export const SECRET_PREFIX = 'whsec_';
 /** Secret length in bytes (Standard Webhooks: 24 to 64). */
 export const SECRET_BYTES = 32;

@@ -54,6 +54,7 @@ export interface DriftTransition {
   readonly detectedIndex: number;
 }
 
+/** What one call of `scoreDrift` did. */
 export interface DriftResult {
   readonly state: DriftState;
   /** How many observations were scored. */
