@@ -154,20 +154,22 @@ export function migrations(dialect: DialectName): Record<string, Migration> {
     },
     '0008_subscriptions': {
       async up(db: Kysely<any>) {
+        // text compares bytewise on PostgreSQL too, as 0009 makes every earlier table's (this one may run after it)
+        const text = dialect === 'postgres' ? sql.raw('text collate "C"') : 'text';
         await db.schema
           .createTable('subscriptions')
-          .addColumn('id', 'text', (c) => c.primaryKey())
-          .addColumn('account_id', 'text', (c) => c.notNull())
-          .addColumn('entity', 'text', (c) => c.notNull())
-          .addColumn('axes', 'text', (c) => c.notNull())
+          .addColumn('id', text, (c) => c.primaryKey())
+          .addColumn('account_id', text, (c) => c.notNull())
+          .addColumn('entity', text, (c) => c.notNull())
+          .addColumn('axes', text, (c) => c.notNull())
           .addColumn('include_descendants', 'integer', (c) => c.notNull())
-          .addColumn('url', 'text', (c) => c.notNull())
-          .addColumn('events', 'text', (c) => c.notNull())
+          .addColumn('url', text, (c) => c.notNull())
+          .addColumn('events', text, (c) => c.notNull())
           .addColumn('level', sql.raw(real), (c) => c.notNull())
-          .addColumn('state', 'text', (c) => c.notNull())
-          .addColumn('pause_reason', 'text', (c) => c.notNull())
-          .addColumn('secret', 'text', (c) => c.notNull())
-          .addColumn('previous_secret', 'text')
+          .addColumn('state', text, (c) => c.notNull())
+          .addColumn('pause_reason', text, (c) => c.notNull())
+          .addColumn('secret', text, (c) => c.notNull())
+          .addColumn('previous_secret', text)
           .addColumn('previous_secret_expire_time', bigint)
           .addColumn('create_time', bigint, (c) => c.notNull())
           .addColumn('update_time', bigint, (c) => c.notNull())
@@ -177,42 +179,42 @@ export function migrations(dialect: DialectName): Record<string, Migration> {
         await db.schema
           .createTable('drift_outbox')
           .addColumn('id', bigint, (c) => (dialect === 'postgres' ? c.primaryKey().generatedAlwaysAsIdentity() : c.primaryKey().autoIncrement()))
-          .addColumn('account_id', 'text', (c) => c.notNull())
-          .addColumn('entity', 'text', (c) => c.notNull())
+          .addColumn('account_id', text, (c) => c.notNull())
+          .addColumn('entity', text, (c) => c.notNull())
           .addColumn('revision', bigint, (c) => c.notNull())
           .addColumn('create_time', bigint, (c) => c.notNull())
           .addColumn('lease_expire_time', bigint)
           .execute();
         await db.schema
           .createTable('drift_states')
-          .addColumn('subscription_id', 'text', (c) => c.notNull())
-          .addColumn('entity', 'text', (c) => c.notNull())
-          .addColumn('axis', 'text', (c) => c.notNull())
-          .addColumn('state', 'text', (c) => c.notNull())
+          .addColumn('subscription_id', text, (c) => c.notNull())
+          .addColumn('entity', text, (c) => c.notNull())
+          .addColumn('axis', text, (c) => c.notNull())
+          .addColumn('state', text, (c) => c.notNull())
           .addColumn('version', 'integer', (c) => c.notNull())
           .addColumn('update_time', bigint, (c) => c.notNull())
           .addPrimaryKeyConstraint('drift_states_pk', ['subscription_id', 'entity', 'axis'])
           .execute();
         await db.schema
           .createTable('webhook_events')
-          .addColumn('id', 'text', (c) => c.primaryKey())
-          .addColumn('account_id', 'text', (c) => c.notNull())
-          .addColumn('subscription_id', 'text', (c) => c.notNull())
-          .addColumn('type', 'text', (c) => c.notNull())
+          .addColumn('id', text, (c) => c.primaryKey())
+          .addColumn('account_id', text, (c) => c.notNull())
+          .addColumn('subscription_id', text, (c) => c.notNull())
+          .addColumn('type', text, (c) => c.notNull())
           .addColumn('create_time', bigint, (c) => c.notNull())
-          .addColumn('payload', 'text', (c) => c.notNull())
+          .addColumn('payload', text, (c) => c.notNull())
           .execute();
         await db.schema.createIndex('webhook_events_subscription').on('webhook_events').columns(['subscription_id']).execute();
         await db.schema
           .createTable('webhook_deliveries')
-          .addColumn('id', 'text', (c) => c.primaryKey())
-          .addColumn('account_id', 'text', (c) => c.notNull())
-          .addColumn('subscription_id', 'text', (c) => c.notNull())
-          .addColumn('event_id', 'text', (c) => c.notNull())
-          .addColumn('state', 'text', (c) => c.notNull())
+          .addColumn('id', text, (c) => c.primaryKey())
+          .addColumn('account_id', text, (c) => c.notNull())
+          .addColumn('subscription_id', text, (c) => c.notNull())
+          .addColumn('event_id', text, (c) => c.notNull())
+          .addColumn('state', text, (c) => c.notNull())
           .addColumn('attempt_count', 'integer', (c) => c.notNull())
           .addColumn('next_attempt_time', bigint)
-          .addColumn('lease_owner', 'text')
+          .addColumn('lease_owner', text)
           .addColumn('lease_expire_time', bigint)
           .addColumn('create_time', bigint, (c) => c.notNull())
           .addColumn('update_time', bigint, (c) => c.notNull())
@@ -221,14 +223,39 @@ export function migrations(dialect: DialectName): Record<string, Migration> {
         await db.schema.createIndex('webhook_deliveries_log').on('webhook_deliveries').columns(['subscription_id', 'create_time', 'id']).execute();
         await db.schema
           .createTable('webhook_attempts')
-          .addColumn('delivery_id', 'text', (c) => c.notNull())
+          .addColumn('delivery_id', text, (c) => c.notNull())
           .addColumn('attempt', 'integer', (c) => c.notNull())
           .addColumn('time', bigint, (c) => c.notNull())
           .addColumn('status_code', 'integer', (c) => c.notNull())
-          .addColumn('error', 'text', (c) => c.notNull())
+          .addColumn('error', text, (c) => c.notNull())
           .addColumn('latency_ms', sql.raw(real), (c) => c.notNull())
           .addPrimaryKeyConstraint('webhook_attempts_pk', ['delivery_id', 'attempt'])
           .execute();
+      },
+    },
+    '0009_postgres': {
+      /**
+       * PostgreSQL: every text column compares and sorts bytewise (`COLLATE "C"`), as SQLite's
+       * do, whatever the database's default collation. Why: a server's default is often a
+       * language collation (en_US, ICU), where "a:b" < "ab" < "B" — identifiers would list in
+       * another order than on SQLite, and text indexes would not serve prefix matches. Applies
+       * to every table present when it runs (those of all earlier migrations); a later
+       * migration gives its own text columns `COLLATE "C"`.
+       */
+      async up(db: Kysely<any>) {
+        if (dialect !== 'postgres') return;
+        const { rows } = await sql<{ table_name: string; column_name: string }>`
+          SELECT table_name, column_name FROM information_schema.columns
+          WHERE table_schema = current_schema() AND data_type = 'text' AND table_name NOT LIKE 'kysely_%'
+            AND (collation_name IS NULL OR collation_name <> 'C')
+          ORDER BY table_name, ordinal_position`.execute(db);
+        const columns = new Map<string, string[]>();
+        for (const r of rows) columns.set(r.table_name, [...(columns.get(r.table_name) ?? []), r.column_name]);
+        // Foreign keys between these columns stay valid (both sides deterministic collations).
+        for (const [table, names] of columns) {
+          const changes = sql.join(names.map((c) => sql`ALTER COLUMN ${sql.id(c)} TYPE text COLLATE "C"`));
+          await sql`ALTER TABLE ${sql.id(table)} ${changes}`.execute(db);
+        }
       },
     },
   };

@@ -2,12 +2,12 @@
  * Storage of webhook events, their deliveries and each delivery's attempts. An event and its
  * delivery are written in the transaction that decides to send them (before any attempt), so a
  * crash never loses one: at least once. A worker claims due deliveries with a lease (owner,
- * expiry) in one statement: on PostgreSQL the candidates are locked `FOR UPDATE SKIP LOCKED`, so
- * several replicas never claim the same delivery; on SQLite the statement runs alone under the
- * single writer. An attempt is recorded only by the lease's owner; a claim whose owner died
+ * expiry) in one statement (`store/claim.ts`): on PostgreSQL the candidates are locked `FOR UPDATE
+ * SKIP LOCKED`, so several replicas never claim the same delivery; on SQLite the statement runs
+ * alone under the single writer. An attempt is recorded only by the lease's owner; a claim whose owner died
  * lapses at its expiry (on SQLite, where one process writes, it is released at start).
  */
-import { sql } from 'kysely';
+import { skipLocked } from '../store/claim';
 import type { Database, Queryable } from '../store/database';
 import { olderThan } from './keyset';
 
@@ -98,25 +98,32 @@ export class DeliveryStore {
     await this.database.db.insertInto('webhook_deliveries').values(this.pendingRow(accountId, subscriptionId, eventId, id, now)).execute();
   }
 
-  /** Claim up to `limit` due deliveries of active subscriptions for `owner` until `now + leaseMs`. */
+  /**
+   * Claim up to `limit` due deliveries of active subscriptions for `owner` until `now + leaseMs`
+   * (one statement; the candidates locked `FOR UPDATE SKIP LOCKED` on PostgreSQL, `store/claim.ts`).
+   */
   async claimDue(owner: string, now: number, leaseMs: number, limit: number): Promise<ClaimedDelivery[]> {
-    const lock = this.database.dialect === 'postgres' ? sql`FOR UPDATE OF d SKIP LOCKED` : sql``;
-    const claimed = await sql<{ id: string }>`
-      UPDATE webhook_deliveries SET lease_owner = ${owner}, lease_expire_time = ${now + leaseMs}
-      WHERE id IN (
-        SELECT d.id FROM webhook_deliveries d JOIN subscriptions s ON s.id = d.subscription_id
-        WHERE d.state = 'pending' AND d.next_attempt_time <= ${now}
-          AND (d.lease_expire_time IS NULL OR d.lease_expire_time <= ${now}) AND s.state = 'active'
-        ORDER BY d.next_attempt_time LIMIT ${limit}
-        ${lock})
-      RETURNING id`.execute(this.database.db);
-    if (claimed.rows.length === 0) return [];
+    const db = this.database.db;
+    const due = skipLocked(
+      this.database,
+      db
+        .selectFrom('webhook_deliveries')
+        .select('id')
+        .where('state', '=', 'pending')
+        .where('next_attempt_time', '<=', now)
+        .where((eb) => eb.or([eb('lease_expire_time', 'is', null), eb('lease_expire_time', '<=', now)]))
+        .where('subscription_id', 'in', (eb) => eb.selectFrom('subscriptions').select('id').where('state', '=', 'active'))
+        .orderBy('next_attempt_time')
+        .limit(limit),
+    );
+    const claimed = await db.updateTable('webhook_deliveries').set({ lease_owner: owner, lease_expire_time: now + leaseMs }).where('id', 'in', due).returning('id').execute();
+    if (claimed.length === 0) return [];
     const rows = await this.database.db
       .selectFrom('webhook_deliveries as d')
       .innerJoin('webhook_events as e', 'e.id', 'd.event_id')
       .innerJoin('subscriptions as s', 's.id', 'd.subscription_id')
       .select(['d.id', 'd.subscription_id', 'd.event_id', 'd.attempt_count', 'e.payload', 's.url'])
-      .where('d.id', 'in', claimed.rows.map((r) => r.id))
+      .where('d.id', 'in', claimed.map((r) => r.id))
       .where('d.lease_owner', '=', owner)
       .orderBy('d.next_attempt_time')
       .execute();

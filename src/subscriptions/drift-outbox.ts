@@ -7,6 +7,7 @@
  */
 import { sql } from 'kysely';
 import type { IngestListener } from '../entities/observation-store';
+import { skipLocked } from '../store/claim';
 import type { Database } from '../store/database';
 
 /** One claimed outbox row. */
@@ -37,16 +38,25 @@ export function driftOutboxListener(): IngestListener {
 export class DriftOutbox {
   constructor(private readonly database: Database) {}
 
-  /** Claim up to `limit` rows, oldest first, until `now + leaseMs` (SKIP LOCKED on PostgreSQL). */
+  /** Claim up to `limit` rows, oldest first, until `now + leaseMs` (SKIP LOCKED on PostgreSQL, `store/claim.ts`). */
   async claim(now: number, leaseMs: number, limit: number): Promise<OutboxRow[]> {
-    const lock = this.database.dialect === 'postgres' ? sql`FOR UPDATE SKIP LOCKED` : sql``;
-    const rows = await sql<{ id: number; account_id: string; entity: string; revision: number }>`
-      UPDATE drift_outbox SET lease_expire_time = ${now + leaseMs}
-      WHERE id IN (
-        SELECT id FROM drift_outbox WHERE lease_expire_time IS NULL OR lease_expire_time <= ${now}
-        ORDER BY id LIMIT ${limit} ${lock})
-      RETURNING id, account_id, entity, revision`.execute(this.database.db);
-    return rows.rows.map((r) => ({ id: Number(r.id), accountId: r.account_id, entity: r.entity, revision: Number(r.revision) })).sort((a, b) => a.id - b.id);
+    const db = this.database.db;
+    const free = skipLocked(
+      this.database,
+      db
+        .selectFrom('drift_outbox')
+        .select('id')
+        .where((eb) => eb.or([eb('lease_expire_time', 'is', null), eb('lease_expire_time', '<=', now)]))
+        .orderBy('id')
+        .limit(limit),
+    );
+    const rows = await db
+      .updateTable('drift_outbox')
+      .set({ lease_expire_time: now + leaseMs })
+      .where('id', 'in', free)
+      .returning(['id', 'account_id', 'entity', 'revision'])
+      .execute();
+    return rows.map((r) => ({ id: Number(r.id), accountId: r.account_id, entity: r.entity, revision: Number(r.revision) })).sort((a, b) => a.id - b.id);
   }
 
   /** Give rows back at once (their processing failed and may be retried). */

@@ -16,6 +16,8 @@ export interface Route {
   /** Empty (whole response) or the response field sent as the body. */
   readonly responseBody: string;
   readonly entry: MethodEntry;
+  /** The method's descriptor (comments, options). */
+  readonly method: DescMethod;
   readonly input: DescMessage;
   readonly output: DescMessage;
 }
@@ -89,6 +91,7 @@ function toRoute(rule: HttpRuleLike, entry: MethodEntry, desc: DescMethod): Rout
     body: rule.body,
     responseBody: rule.responseBody,
     entry,
+    method: desc,
     input: desc.input,
     output: desc.output,
   };
