@@ -18,12 +18,13 @@ import * as entityPb from '../../../gen/forecast/v1/entity.pb';
 import * as entityServicePb from '../../../gen/forecast/v1/entity_service.pb';
 import * as keyPb from '../../../gen/forecast/v1/key_service.pb';
 import * as oraclePb from '../../../gen/forecast/v1/oracle_service.pb';
+import * as subscriptionPb from '../../../gen/forecast/v1/subscription_service.pb';
 import * as echoPb from '../../gen/forecast/testing/v1/echo_service.pb';
 import { ECHO_DESCRIPTORS } from '../../helpers/echo';
 import { DESCRIPTOR_IMAGE } from '../../../src/rpc/descriptors';
 
 const { registry } = loadDescriptors([DESCRIPTOR_IMAGE, ECHO_DESCRIPTORS]);
-const modules: Record<string, unknown>[] = [accountPb, entityPb, entityServicePb, keyPb, oraclePb, echoPb];
+const modules: Record<string, unknown>[] = [accountPb, entityPb, entityServicePb, keyPb, oraclePb, subscriptionPb, echoPb];
 
 interface TsProtoFns {
   encode(m: unknown): { finish(): Uint8Array };
