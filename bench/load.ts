@@ -15,6 +15,17 @@ export interface LoadResult {
   readonly p99: number;
 }
 
+/** The p-quantile of sorted latencies (nearest rank below). */
+export function percentile(sorted: readonly number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? NaN;
+}
+
+/** A result line from latencies measured `seconds` long (requests/s over that time). */
+export function summary(name: string, latencies: readonly number[], seconds: number, errors = 0): LoadResult {
+  const s = [...latencies].sort((a, b) => a - b);
+  return { name, requests: s.length, errors, rps: s.length / seconds, p50: percentile(s, 0.5), p99: percentile(s, 0.99) };
+}
+
 /** Run `fire` (resolves true on success) in a closed loop. */
 export async function closedLoop(name: string, fire: () => Promise<boolean>, opts: { concurrency: number; seconds: number; warmupSeconds?: number }): Promise<LoadResult> {
   const warmEnd = Date.now() + (opts.warmupSeconds ?? 1) * 1000;

@@ -14,7 +14,7 @@ import { createInterface } from 'node:readline';
 import http from 'node:http';
 import * as grpc from '@grpc/grpc-js';
 import { QueryRequest } from '../gen/forecast/v1/oracle_service.pb';
-import { closedLoop, grpcCaller, printTable, type LoadResult } from './load';
+import { closedLoop, grpcCaller, printTable, summary, type LoadResult } from './load';
 import { SERVER_NODE_FLAGS } from '../src/server-flags';
 
 /** Entities whose first query is timed one at a time (the first warms the pool up and is not counted). */
@@ -26,15 +26,6 @@ const ENTITIES = COLD_ENTITIES + BURST_ENTITIES;
 const WARM_RATE = 200;
 const WARM_ROUNDS = 3;
 const WARM_SECONDS = 5;
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? NaN;
-}
-
-function summary(name: string, latencies: number[], seconds: number, errors = 0): LoadResult {
-  const s = [...latencies].sort((a, b) => a - b);
-  return { name, requests: s.length, errors, rps: s.length / seconds, p50: percentile(s, 0.5), p99: percentile(s, 0.99) };
-}
 
 function restPost(port: number, key: string, agent: http.Agent) {
   return (body: string) =>
@@ -115,7 +106,7 @@ async function runOracleBench(): Promise<void> {
 
   // warm, fixed rate
   const md = { authorization: `Bearer ${info.key}` };
-  const request = Buffer.from(QueryRequest.encode({ entity: 'sku:b1', depth: 0, includeManifest: false, axes: [], horizon: 7, thresholds: [], quantiles: [] }).finish());
+  const request = Buffer.from(QueryRequest.encode({ entity: 'sku:b1', depth: 0, includeManifest: false, axes: [], horizon: 7, thresholds: [], quantiles: [], reconciliation: '' }).finish());
   const caller = grpcCaller(`127.0.0.1:${info.grpc}`, '/forecast.v1.OracleService/Query', request, md);
   const warm = await warmRounds(
     [

@@ -136,7 +136,7 @@ const KINDS = ['warm query REST', 'warm query gRPC', 'ingest, 16 accounts', 'ing
 async function prepare(label: string, replicas: readonly Replica[], keys: readonly string[]): Promise<Setup> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
   const oracleBody = JSON.stringify({ entity: 'sku:oracle', horizon: 7 });
-  const request = Buffer.from(QueryRequest.encode({ entity: 'sku:oracle', depth: 0, includeManifest: false, axes: [], horizon: 7, thresholds: [], quantiles: [] }).finish());
+  const request = Buffer.from(QueryRequest.encode({ entity: 'sku:oracle', depth: 0, includeManifest: false, axes: [], horizon: 7, thresholds: [], quantiles: [], reconciliation: '' }).finish());
   const callers = replicas.map((r) => grpcCaller(`127.0.0.1:${r.grpc}`, '/forecast.v1.OracleService/Query', request, { authorization: `Bearer ${keys[0]}` }));
   // Fit once on every replica (each caches its own fits): the measured queries are warm.
   for (const r of replicas) if (!(await post(agent, r.http, '/v1/oracle/query', keys[0], oracleBody))) throw new Error(`${label}: the first query failed`);

@@ -3,6 +3,7 @@
 import type { ClientOptions } from "./rest_runtime";
 import { AccountService$rest, AccountServiceRestClient } from "./forecast/v1/account_service.rest";
 import { EntityService$rest, EntityServiceRestClient } from "./forecast/v1/entity_service.rest";
+import { GraphService$rest, GraphServiceRestClient } from "./forecast/v1/graph_service.rest";
 import { KeyService$rest, KeyServiceRestClient } from "./forecast/v1/key_service.rest";
 import { OracleService$rest, OracleServiceRestClient } from "./forecast/v1/oracle_service.rest";
 import { SubscriptionService$rest, SubscriptionServiceRestClient } from "./forecast/v1/subscription_service.rest";
@@ -15,6 +16,7 @@ export { ApiError, type ApiErrorInit, type CallOptions, type ClientOptions, type
 export const REST_SERVICES = {
   "forecast.v1.AccountService": AccountService$rest,
   "forecast.v1.EntityService": EntityService$rest,
+  "forecast.v1.GraphService": GraphService$rest,
   "forecast.v1.KeyService": KeyService$rest,
   "forecast.v1.OracleService": OracleService$rest,
   "forecast.v1.SubscriptionService": SubscriptionService$rest,
@@ -27,6 +29,7 @@ export function createRestClients(options: ClientOptions) {
   return {
     accountService: new AccountServiceRestClient(options),
     entityService: new EntityServiceRestClient(options),
+    graphService: new GraphServiceRestClient(options),
     keyService: new KeyServiceRestClient(options),
     oracleService: new OracleServiceRestClient(options),
     subscriptionService: new SubscriptionServiceRestClient(options),

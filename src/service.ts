@@ -35,6 +35,11 @@ import { ForecastPool } from './oracle/forecast-pool';
 import { oracleService } from './oracle/oracle-service';
 import { QueryStore } from './oracle/query-store';
 import { SeriesLoader } from './oracle/series-loader';
+import { graphService } from './graph/graph-service';
+import { DepthQueries } from './graph/hierarchy-query';
+import { nodeForecaster } from './graph/node-forecasts';
+import { ReconcilePool } from './graph/reconcile-pool';
+import { RelationStore } from './graph/relation-store';
 import { WebhookRuntime } from './subscriptions/runtime';
 import type { Resolver } from './subscriptions/ssrf-guard';
 import { subscriptionService } from './subscriptions/subscription-service';
@@ -50,12 +55,17 @@ export interface ServiceContext {
   readonly accounts: AccountStore;
   readonly usage: UsageStore;
   readonly entities: EntityStore;
+  readonly relations: RelationStore;
   readonly observations: ObservationStore;
   readonly idempotency: IdempotencyStore;
   readonly cursors: CursorCodec;
   readonly series: SeriesLoader;
   readonly pool: ForecastPool;
   readonly queries: QueryStore;
+  /** The reconciliation thread of depth queries. */
+  readonly reconcilePool: ReconcilePool;
+  /** Oracle queries with depth ≥ 1 (graph/hierarchy-query.ts). */
+  readonly depthQueries: DepthQueries;
   /** Subscriptions, drift scoring and webhook delivery (`subscriptions/`). */
   readonly webhooks: WebhookRuntime;
 }
@@ -119,6 +129,10 @@ export async function createService(config: Config, options: ServiceOptions = {}
   const descriptors: Descriptors = loadDescriptors([DESCRIPTOR_IMAGE, ...(options.extraDescriptors ?? [])]);
   const observations = new ObservationStore(database);
   const entities = new EntityStore(database);
+  const relations = new RelationStore(database);
+  const series = new SeriesLoader(observations);
+  const pool = new ForecastPool();
+  const reconcilePool = new ReconcilePool();
   const ctx: ServiceContext = {
     config,
     clock,
@@ -128,12 +142,15 @@ export async function createService(config: Config, options: ServiceOptions = {}
     accounts: new AccountStore(database, clock),
     usage: new UsageStore(database, (error) => log.warn('usage count flush failed; retrying', { error })),
     entities,
+    relations,
     observations,
     idempotency: new IdempotencyStore(database),
     cursors: new CursorCodec(await serverSecret(database, secrets, 'cursor')),
-    series: new SeriesLoader(observations),
-    pool: new ForecastPool(),
+    series,
+    pool,
     queries: new QueryStore(database),
+    reconcilePool,
+    depthQueries: new DepthQueries({ entities, relations, series, pool, reconcile: reconcilePool }),
     webhooks: new WebhookRuntime({ config, database, secrets, clock, log, entities, observations, resolver: options.webhookResolver }),
   };
   const bindings = [
@@ -141,6 +158,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
     accountService(ctx),
     keyService(ctx),
     oracleService(ctx),
+    graphService({ ...ctx, nodeForecasts: nodeForecaster(ctx) }),
     subscriptionService({
       subscriptions: ctx.webhooks.subscriptions,
       deliveries: ctx.webhooks.deliveries,
@@ -239,6 +257,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
       clearTimeout(force);
       await ctx.webhooks.stop();
       await ctx.pool.close();
+      await ctx.reconcilePool.close();
       await ctx.usage.close().catch((error) => ctx.log.error('usage counts lost at stop', { error }));
       await ctx.database.close();
     })());

@@ -1,6 +1,6 @@
 /**
  * The `forecast` operator CLI: `serve`, `accounts create|set-tier`, `keys create|revoke`,
- * `evaluate`, `webhooks listen`. Every command honours `DATABASE_URL` (and the rest of the environment config).
+ * `evaluate`, `evaluate-hierarchy`, `webhooks listen`. Every command honours `DATABASE_URL` (and the rest of the environment config).
  */
 import { AccountStore } from '../accounts/account-store';
 import { DEFAULT_SCOPES, isScope, isTier, SCOPES, type Scope } from '../accounts/tiers';
@@ -19,6 +19,7 @@ const USAGE = `usage: forecast <command> [options]
   keys create --account ACCT [--scopes a,b] [--expires-in-days N] [--name N] [--json]
   keys revoke --account ACCT --key KEY_ID
   evaluate --data FILE.jsonl [--models LIST] [--level 95] [--json] [--limit N]
+  evaluate-hierarchy --data FILE.json [--horizon H] [--json] [--workers N] [--draws K]
   webhooks listen --secret whsec_… [--port N] [--host H] [--json]
                                         receive webhooks, print the verified ones, refuse forged ones
 
@@ -42,6 +43,11 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
         // eslint-disable-next-line @typescript-eslint/no-require-imports
         const { evaluateCommand } = require('./evaluate') as { evaluateCommand(argv: string[]): Promise<number> };
         return await evaluateCommand(argv.slice(1));
+      }
+      case 'evaluate-hierarchy': {
+        // eslint-disable-next-line @typescript-eslint/no-require-imports
+        const { evaluateHierarchyCommand } = require('./evaluate-hierarchy') as { evaluateHierarchyCommand(argv: string[]): Promise<number> };
+        return await evaluateHierarchyCommand(argv.slice(1));
       }
       case undefined:
       case 'help':

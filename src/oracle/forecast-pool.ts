@@ -63,7 +63,7 @@ export class ForecastPool {
 
   /** Forecast a job; see the class comment for caching and de-duplication. */
   run(job: ForecastJob): Promise<ForecastJobResult> {
-    const key = `${job.fitKey}|${job.thresholds?.join(',') ?? 'default'}|${job.levels.join(',')}`;
+    const key = `${job.fitKey}|${job.thresholds?.join(',') ?? 'default'}|${job.levels.join(',')}|${job.detail ? `d${job.detail.draws}/${job.detail.originDraws}` : ''}`;
     const cached = this.summaries.get(key);
     if (cached) {
       this.stats.summaryHits++;

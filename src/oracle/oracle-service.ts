@@ -19,6 +19,8 @@ import type { QueryStore } from './query-store';
 import { ENGINE_INFO, seasonalInfo, seedOf } from './engine-info';
 import type { SeriesLoader } from './series-loader';
 import { DEFAULT_QUANTILE_LEVELS } from './summary';
+import { answerDepthQuery, checkReconciliation, type CheckedDepthRequest } from '../graph/depth-endpoint';
+import type { DepthQueries } from '../graph/hierarchy-query';
 
 export const MAX_DEPTH = 8;
 export const MAX_HORIZON = 1000;
@@ -34,22 +36,17 @@ export interface OracleDeps {
   readonly series: SeriesLoader;
   readonly pool: ForecastPool;
   readonly queries: QueryStore;
+  readonly depthQueries: DepthQueries;
 }
 
-interface CheckedRequest {
+interface CheckedRequest extends CheckedDepthRequest {
   readonly entity: string;
-  readonly depth: number;
-  readonly horizon: number;
-  readonly axes: readonly string[];
-  readonly thresholds: readonly number[] | undefined;
-  readonly levels: readonly number[];
 }
 
 /** Validate the request fields that do not need the entity. */
 function checkRequest(req: QueryRequest): Omit<CheckedRequest, 'axes'> {
   const { entity } = parseEntityId(req.entity);
   if (!Number.isInteger(req.depth) || req.depth < 0 || req.depth > MAX_DEPTH) throw invalidArgument('depth', `must be 0..${MAX_DEPTH}, got ${req.depth}`);
-  if (req.depth > 0) throw invalidArgument('depth', `values above 0 (hierarchical reconciliation) are not supported yet; use 0`);
   if (req.includeManifest) throw invalidArgument('include_manifest', 'audit manifests are not available yet; omit it or send false (the query is recorded either way)');
   const horizon = req.horizon || 1;
   if (!Number.isInteger(horizon) || horizon < 1 || horizon > MAX_HORIZON) throw invalidArgument('horizon', `must be 1..${MAX_HORIZON}, got ${req.horizon}`);
@@ -71,6 +68,7 @@ function checkRequest(req: QueryRequest): Omit<CheckedRequest, 'axes'> {
     horizon,
     thresholds: req.thresholds.length > 0 ? [...req.thresholds] : undefined,
     levels: req.quantiles.length > 0 ? [...req.quantiles] : DEFAULT_QUANTILE_LEVELS,
+    method: checkReconciliation(req.reconciliation),
   };
 }
 
@@ -114,6 +112,7 @@ export function oracleService(deps: OracleDeps): ServiceBinding {
         if (!entity) throw new NotFoundError('entity', checked.entity);
         const axes = resolveAxes(req.axes, entity);
         const asOf = await deps.observations.latestRevision();
+        if (checked.depth > 0) return answerDepthQuery(deps, ctx, accountId, entity, { ...checked, axes }, asOf);
         const info = seasonalInfo(entity);
         const results = await Promise.all(
           axes.map(async (name, i) => {
@@ -181,7 +180,7 @@ export function oracleService(deps: OracleDeps): ServiceBinding {
           })),
           output: forecast,
         });
-        return { queryId, forecast, dataAsOf: String(asOf), entity: entity.entity, depth: checked.depth };
+        return { queryId, forecast, dataAsOf: String(asOf), entity: entity.entity, depth: checked.depth, descendants: [], reconciliation: '' };
       },
     },
   });

@@ -13,6 +13,10 @@ import type { QueriesTable } from '../store/schema';
 
 /** Per-axis facts of one query. */
 export interface AxisRecordOfQuery {
+  /** The entity of the series, when not the queried one (depth ≥ 1: descendants). */
+  readonly entity?: string;
+  /** True when the series fitted is the sum of the entity's leaves (depth ≥ 1, no own data). */
+  readonly aggregated?: boolean;
   readonly axis: string;
   readonly kind: string;
   readonly observations: number;

@@ -152,6 +152,13 @@ export function migrations(dialect: DialectName): Record<string, Migration> {
         await db.schema.createIndex('queries_account_entity').on('queries').columns(['account_id', 'entity', 'create_time']).execute();
       },
     },
+    '0007_graph': {
+      async up(db: Kysely<any>) {
+        // ListRelations by kind walks (parent, kind, child) within one kind; by parent and by
+        // child the primary key and relations_child serve.
+        await db.schema.createIndex('relations_kind').on('relations').columns(['account_id', 'kind', 'parent', 'child']).execute();
+      },
+    },
     '0008_subscriptions': {
       async up(db: Kysely<any>) {
         // text compares bytewise on PostgreSQL too, as 0009 makes every earlier table's (this one may run after it)

@@ -6,8 +6,8 @@ import type { AxisInput, ObservationInput } from "./entity.rest";
 import { Axis$json, Entity$json, Observation$json, Relation$json } from "./entity.rest";
 import type { CallOptions, MessageCodec, MethodSpec } from "../../rest_runtime";
 import { field, message, RestClient } from "../../rest_runtime";
-import type { BulkIngestObservationsRequest, BulkIngestObservationsResponse, CreateEntityRequest, CreateEntityResponse, CreateRelationRequest, CreateRelationResponse, DeleteEntityRequest, DeleteEntityResponse, GetEntityRequest, GetEntityResponse, IngestObservationsRequest, IngestObservationsResponse, ListEntitiesRequest, ListEntitiesResponse, ListObservationsRequest, ListObservationsResponse } from "./entity_service.pb";
-import type { Entity, Observation } from "./entity.pb";
+import type { BulkIngestObservationsRequest, BulkIngestObservationsResponse, CreateEntityRequest, CreateEntityResponse, CreateRelationRequest, CreateRelationResponse, DeleteEntityRequest, DeleteEntityResponse, DeleteRelationRequest, DeleteRelationResponse, GetEntityRequest, GetEntityResponse, IngestObservationsRequest, IngestObservationsResponse, ListEntitiesRequest, ListEntitiesResponse, ListObservationsRequest, ListObservationsResponse, ListRelationsRequest, ListRelationsResponse } from "./entity_service.pb";
+import type { Entity, Observation, Relation } from "./entity.pb";
 
 /**
  * forecast.v1.CreateEntityRequest as a call takes it: REQUIRED fields must be set, the others default as in proto3 (any CreateEntityRequest is one).
@@ -279,7 +279,8 @@ export interface CreateRelationRequestInput {
    */
   child: string;
   /**
-   * `contains` (default when empty).
+   * Relation kind, `[a-z][a-z_]{0,31}` (e.g. `contains`, `supplies`). Default `contains`
+   * when empty. Only `contains` defines aggregation; every kind can be traversed.
    */
   kind?: string | undefined;
 }
@@ -298,6 +299,89 @@ export const CreateRelationRequest$json: MessageCodec<CreateRelationRequest> = m
  */
 export const CreateRelationResponse$json: MessageCodec<CreateRelationResponse> = message<CreateRelationResponse>("forecast.v1.CreateRelationResponse", {
   relation: field("relation", () => Relation$json, "optional"),
+});
+
+/**
+ * forecast.v1.ListRelationsRequest as a call takes it: REQUIRED fields must be set, the others default as in proto3 (any ListRelationsRequest is one).
+ */
+export interface ListRelationsRequestInput {
+  /**
+   * Only relations whose parent is this entity (`<type>:<id>`). Default: any parent.
+   */
+  parent?: string | undefined;
+  /**
+   * Only relations whose child is this entity (`<type>:<id>`). Default: any child.
+   */
+  child?: string | undefined;
+  /**
+   * Only relations of this kind (`[a-z][a-z_]{0,31}`). Default: every kind.
+   */
+  kind?: string | undefined;
+  /**
+   * Page size: default 50, at most 200 (larger values are reduced to 200); negative → 400.
+   */
+  pageSize?: number | undefined;
+  /**
+   * Cursor from a previous page's `next_cursor`; must come from the same query (same filters).
+   */
+  cursor?: string | undefined;
+}
+
+/**
+ * proto3 JSON field table of forecast.v1.ListRelationsRequest.
+ */
+export const ListRelationsRequest$json: MessageCodec<ListRelationsRequest> = message<ListRelationsRequest>("forecast.v1.ListRelationsRequest", {
+  parent: field("parent", "string"),
+  child: field("child", "string"),
+  kind: field("kind", "string"),
+  pageSize: field("page_size", "int32"),
+  cursor: field("cursor", "string"),
+});
+
+/**
+ * proto3 JSON field table of forecast.v1.ListRelationsResponse.
+ */
+export const ListRelationsResponse$json: MessageCodec<ListRelationsResponse> = message<ListRelationsResponse>("forecast.v1.ListRelationsResponse", {
+  relations: field("relations", () => Relation$json, "list"),
+  nextCursor: field("next_cursor", "string"),
+});
+
+/**
+ * forecast.v1.DeleteRelationRequest as a call takes it: REQUIRED fields must be set, the others default as in proto3 (any DeleteRelationRequest is one).
+ */
+export interface DeleteRelationRequestInput {
+  /**
+   * Relation kind, `[a-z][a-z_]{0,31}`.
+   * Required.
+   */
+  kind: string;
+  /**
+   * Parent entity, `<type>:<id>`.
+   * Required.
+   */
+  parent: string;
+  /**
+   * Child entity, `<type>:<id>`.
+   * Required.
+   */
+  child: string;
+}
+
+/**
+ * proto3 JSON field table of forecast.v1.DeleteRelationRequest.
+ */
+export const DeleteRelationRequest$json: MessageCodec<DeleteRelationRequest> = message<DeleteRelationRequest>("forecast.v1.DeleteRelationRequest", {
+  kind: field("kind", "string"),
+  parent: field("parent", "string"),
+  child: field("child", "string"),
+});
+
+/**
+ * proto3 JSON field table of forecast.v1.DeleteRelationResponse.
+ */
+export const DeleteRelationResponse$json: MessageCodec<DeleteRelationResponse> = message<DeleteRelationResponse>("forecast.v1.DeleteRelationResponse", {
+  relation: field("relation", () => Relation$json, "optional"),
+  deleted: field("deleted", "bool"),
 });
 
 /**
@@ -399,12 +483,47 @@ export class EntityServiceRestClient extends RestClient {
 
   /**
    * Creates a relation between two existing entities (idempotent: creating an existing
-   * relation returns it). A `contains` edge that would close a cycle is refused with 400.
+   * relation returns it). Any kind `[a-z][a-z_]{0,31}` may be created and traversed
+   * (`GraphService.QueryPaths`); only `contains` defines aggregation (what an oracle query with
+   * `depth` ≥ 1 reconciles). An edge that would close a cycle among the relations of its kind
+   * is refused with 400 naming `child`; the check runs inside the write transaction (under a
+   * per-account, per-kind lock on PostgreSQL), so two concurrent requests cannot close one
+   * together. A missing parent or child is 400 naming the field.
    *
    * `POST /v1/relations`
    */
   createRelation(request: CreateRelationRequestInput, options?: CallOptions): Promise<CreateRelationResponse> {
     return this.unary(EntityService$rest.methods.CreateRelation, request, options);
+  }
+
+  /**
+   * Lists relations in ascending (parent, kind, child) order, cursor-paginated (keyset: a
+   * relation created during a walk never makes an earlier one repeat or vanish). Filters
+   * combine: by `parent`, by `child`, by `kind`, or any of them together. A `parent` or
+   * `child` filter naming an entity that does not exist (or belongs to another account) is 404.
+   *
+   * `GET /v1/relations`
+   */
+  listRelations(request: ListRelationsRequestInput, options?: CallOptions): Promise<ListRelationsResponse> {
+    return this.unary(EntityService$rest.methods.ListRelations, request, options);
+  }
+
+  /**
+   * Every item of ListRelations, page after page (following `next_cursor`; `page_size` sets the page size).
+   */
+  listRelationsAll(request: ListRelationsRequestInput, options?: CallOptions): AsyncGenerator<Relation, void, undefined> {
+    return this.paginate(EntityService$rest.methods.ListRelations, request, options);
+  }
+
+  /**
+   * Deletes one relation. 404 when it does not exist (or belongs to another account).
+   * Deleting a `contains` edge changes what later `depth` queries aggregate; past queries keep
+   * their records.
+   *
+   * `DELETE /v1/relations/{kind}/{parent}/{child}`
+   */
+  deleteRelation(request: DeleteRelationRequestInput, options?: CallOptions): Promise<DeleteRelationResponse> {
+    return this.unary(EntityService$rest.methods.DeleteRelation, request, options);
   }
 
 }
@@ -459,6 +578,17 @@ export const EntityService$rest = {
       body: "*", responseBody: "relation",
       input: CreateRelationRequest$json, output: CreateRelationResponse$json,
     } satisfies MethodSpec<CreateRelationRequest, CreateRelationResponse>,
+    ListRelations: {
+      name: "ListRelations", method: "listRelations", verb: "GET", template: "/v1/relations", path: ["/v1/relations"],
+      body: "", responseBody: "",
+      input: ListRelationsRequest$json, output: ListRelationsResponse$json,
+      page: { items: "relations", cursor: "cursor", nextCursor: "nextCursor" },
+    } satisfies MethodSpec<ListRelationsRequest, ListRelationsResponse>,
+    DeleteRelation: {
+      name: "DeleteRelation", method: "deleteRelation", verb: "DELETE", template: "/v1/relations/{kind}/{parent}/{child}", path: ["/v1/relations/",{"field":"kind","multi":false},"/",{"field":"parent","multi":false},"/",{"field":"child","multi":false}],
+      body: "", responseBody: "",
+      input: DeleteRelationRequest$json, output: DeleteRelationResponse$json,
+    } satisfies MethodSpec<DeleteRelationRequest, DeleteRelationResponse>,
   },
 } as const;
 

@@ -4,7 +4,7 @@
 
 import type { CallOptions, MessageCodec, MethodSpec } from "../../rest_runtime";
 import { field, message, RestClient } from "../../rest_runtime";
-import type { Forecast, QueryRequest, QueryResponse } from "./oracle_service.pb";
+import type { Descendant, Forecast, QueryRequest, QueryResponse } from "./oracle_service.pb";
 
 /**
  * forecast.v1.QueryRequest as a call takes it: REQUIRED fields must be set, the others default as in proto3 (any QueryRequest is one).
@@ -15,8 +15,15 @@ export interface QueryRequestInput {
    */
   entity: string;
   /**
-   * Levels of `contains` descendants to reconcile with, 0..8. Default 0 (the entity's own
-   * series). Values above 0 are refused with 400 until hierarchical reconciliation ships.
+   * Levels of `contains` descendants to reconcile with, 0..8. Default 0: the entity's own
+   * series. With d ≥ 1 the entity and its descendants down to d levels (by shortest distance)
+   * are forecast and reconciled so that every node equals the sum of the leaves beneath it
+   * (grouped structures and leaves with several parents count each leaf once); the response
+   * then carries `descendants` and `reconciliation`. An entity without observations of its own
+   * is forecast from the sum of the leaves beneath it; one with its own data is reconciled to
+   * that sum, with a warning when they differ by more than 0.1%. A depth beyond the graph uses
+   * what exists. Every descendant must have the entity's frequency (else 400
+   * `failed_precondition`); more than 5,000 entities in the hierarchy → 400 naming the limit.
    */
   depth?: number | undefined;
   /**
@@ -44,6 +51,13 @@ export interface QueryRequestInput {
    * 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95.
    */
   quantiles?: number[] | undefined;
+  /**
+   * Reconciliation method for `depth` ≥ 1: `mint_shrink` (default when empty; MinT,
+   * Wickramasuriya, Athanasopoulos & Hyndman 2019, with a Schäfer–Strimmer shrinkage covariance
+   * of the base forecasts' errors), `wls_struct` (structural weights: leaves summed), `ols` or
+   * `bottom_up`. Accepted and unused at depth 0. Anything else → 400.
+   */
+  reconciliation?: string | undefined;
 }
 
 /**
@@ -57,6 +71,7 @@ export const QueryRequest$json: MessageCodec<QueryRequest> = message<QueryReques
   horizon: field("horizon", "int32"),
   thresholds: field("thresholds", "double", "list"),
   quantiles: field("quantiles", "double", "list"),
+  reconciliation: field("reconciliation", "string"),
 });
 
 /**
@@ -68,6 +83,8 @@ export const QueryResponse$json: MessageCodec<QueryResponse> = message<QueryResp
   dataAsOf: field("data_as_of", "int64"),
   entity: field("entity", "string"),
   depth: field("depth", "int32"),
+  descendants: field("descendants", () => Descendant$json, "list"),
+  reconciliation: field("reconciliation", "string"),
 });
 
 /**
@@ -87,6 +104,15 @@ export const Forecast$json: MessageCodec<Forecast> = message<Forecast>("forecast
 });
 
 /**
+ * proto3 JSON field table of forecast.v1.Descendant.
+ */
+export const Descendant$json: MessageCodec<Descendant> = message<Descendant>("forecast.v1.Descendant", {
+  entity: field("entity", "string"),
+  level: field("level", "int32"),
+  forecast: field("forecast", () => Forecast$json, "optional"),
+});
+
+/**
  * Oracle queries: calibrated predictive distributions for an entity's axes. Needs the
  * `forecast:read` scope.
  *
@@ -98,11 +124,15 @@ export class OracleServiceRestClient extends RestClient {
    * of the latest revision (reported in `data_as_of`). The model is chosen automatically per
    * series. Every query is recorded (data revision, models and parameters, seeds) for audit.
    *
+   * With `depth` ≥ 1 the answer is the reconciled forecast of the entity and its `contains`
+   * descendants (see `depth`, `reconciliation` and `descendants`).
+   *
    * Errors: 400 for malformed or out-of-range fields (named), for an unknown axis, and for
-   * `depth` > 0 or `include_manifest` (not yet supported: they arrive with the graph and audit
-   * features, and are refused rather than ignored); 404 for an entity that does not exist for
-   * the account; 422 `insufficient_data` when an axis has too few observations (the message
-   * says how many there are and how many are needed).
+   * `include_manifest` (not yet supported: it arrives with the audit feature, and is refused
+   * rather than ignored); 404 for an entity that does not exist for the account; 422
+   * `insufficient_data` when an axis has too few observations (the message says how many there
+   * are and how many are needed) or, at `depth` ≥ 1, when neither the entity nor any leaf
+   * beneath it has observations.
    *
    * `POST /v1/oracle/query`
    */

@@ -16,6 +16,7 @@ import { fromJson, toJson, type FieldSpec, type MessageCodec } from '../../../ge
 import * as accountPb from '../../../gen/forecast/v1/account_service.pb';
 import * as entityPb from '../../../gen/forecast/v1/entity.pb';
 import * as entityServicePb from '../../../gen/forecast/v1/entity_service.pb';
+import * as graphPb from '../../../gen/forecast/v1/graph_service.pb';
 import * as keyPb from '../../../gen/forecast/v1/key_service.pb';
 import * as oraclePb from '../../../gen/forecast/v1/oracle_service.pb';
 import * as subscriptionPb from '../../../gen/forecast/v1/subscription_service.pb';
@@ -24,7 +25,7 @@ import { ECHO_DESCRIPTORS } from '../../helpers/echo';
 import { DESCRIPTOR_IMAGE } from '../../../src/rpc/descriptors';
 
 const { registry } = loadDescriptors([DESCRIPTOR_IMAGE, ECHO_DESCRIPTORS]);
-const modules: Record<string, unknown>[] = [accountPb, entityPb, entityServicePb, keyPb, oraclePb, subscriptionPb, echoPb];
+const modules: Record<string, unknown>[] = [accountPb, entityPb, entityServicePb, graphPb, keyPb, oraclePb, subscriptionPb, echoPb];
 
 interface TsProtoFns {
   encode(m: unknown): { finish(): Uint8Array };
