@@ -6,6 +6,7 @@ import { EntityService$rest, EntityServiceRestClient } from "./forecast/v1/entit
 import { GraphService$rest, GraphServiceRestClient } from "./forecast/v1/graph_service.rest";
 import { KeyService$rest, KeyServiceRestClient } from "./forecast/v1/key_service.rest";
 import { OracleService$rest, OracleServiceRestClient } from "./forecast/v1/oracle_service.rest";
+import { SubscriptionService$rest, SubscriptionServiceRestClient } from "./forecast/v1/subscription_service.rest";
 
 export { ApiError, type ApiErrorInit, type CallOptions, type ClientOptions, type MethodSpec } from "./rest_runtime";
 
@@ -18,6 +19,7 @@ export const REST_SERVICES = {
   "forecast.v1.GraphService": GraphService$rest,
   "forecast.v1.KeyService": KeyService$rest,
   "forecast.v1.OracleService": OracleService$rest,
+  "forecast.v1.SubscriptionService": SubscriptionService$rest,
 } as const;
 
 /**
@@ -30,5 +32,6 @@ export function createRestClients(options: ClientOptions) {
     graphService: new GraphServiceRestClient(options),
     keyService: new KeyServiceRestClient(options),
     oracleService: new OracleServiceRestClient(options),
+    subscriptionService: new SubscriptionServiceRestClient(options),
   };
 }

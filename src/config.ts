@@ -55,6 +55,25 @@ export interface Config {
    * answers 503 (`DATABASE_CONNECT_TIMEOUT_MS`, default 3000).
    */
   readonly databaseConnectTimeoutMs: number;
+  /**
+   * Webhook retry base interval in ms (`WEBHOOK_RETRY_BASE_MS`, default 5000): the first retry's
+   * delay; the later ones scale with it (5 s, 5 min, 30 min, 2 h, 5 h at the default).
+   */
+  readonly webhookRetryBaseMs: number;
+  /** Allow plain `http://` webhook URLs (`WEBHOOK_ALLOW_HTTP=true`; default false: https only). */
+  readonly webhookAllowHttp: boolean;
+  /**
+   * Allow webhook URLs that reach loopback, private, link-local and other non-public addresses
+   * (`WEBHOOK_ALLOW_PRIVATE=true`; default false).
+   */
+  readonly webhookAllowPrivate: boolean;
+  /**
+   * Networks allowed despite the guard, e.g. `127.0.0.0/8,::1/128` (`WEBHOOK_ALLOW_CIDRS`, comma
+   * separated; default none): a narrower opening than WEBHOOK_ALLOW_PRIVATE.
+   */
+  readonly webhookAllowCidrs: readonly string[];
+  /** How long one webhook attempt may take in ms (`WEBHOOK_TIMEOUT_MS`, default 10000). */
+  readonly webhookTimeoutMs: number;
 }
 
 const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error', 'silent'];
@@ -87,6 +106,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const compressionFlag = (env.COMPRESSION ?? 'off').toLowerCase();
   if (compressionFlag !== 'on' && compressionFlag !== 'off') throw new Error(`COMPRESSION must be on or off, got ${env.COMPRESSION}`);
+  const positive = (name: string, fallback: number): number => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    const n = Number(raw);
+    if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number, got ${raw}`);
+    return n;
+  };
+  const flag = (name: string): boolean => {
+    const raw = (env[name] ?? '').toLowerCase();
+    if (raw === '' || raw === 'false' || raw === '0') return false;
+    if (raw === 'true' || raw === '1') return true;
+    throw new Error(`${name} must be true or false, got ${env[name]}`);
+  };
   return {
     httpPort: port('HTTP_PORT', 8080),
     grpcPort: port('GRPC_PORT', 50051),
@@ -104,6 +136,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databasePoolSize: integer('DATABASE_POOL_SIZE', 10, 1),
     databaseStatementTimeoutMs: integer('DATABASE_STATEMENT_TIMEOUT_MS', 30_000, 0),
     databaseConnectTimeoutMs: integer('DATABASE_CONNECT_TIMEOUT_MS', 3_000, 1),
+    webhookRetryBaseMs: positive('WEBHOOK_RETRY_BASE_MS', 5000),
+    webhookAllowHttp: flag('WEBHOOK_ALLOW_HTTP'),
+    webhookAllowPrivate: flag('WEBHOOK_ALLOW_PRIVATE'),
+    webhookAllowCidrs: (env.WEBHOOK_ALLOW_CIDRS ?? '').split(',').map((c) => c.trim()).filter(Boolean),
+    webhookTimeoutMs: positive('WEBHOOK_TIMEOUT_MS', 10_000),
   };
 }
 

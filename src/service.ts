@@ -41,6 +41,9 @@ import { DepthQueries } from './graph/hierarchy-query';
 import { nodeForecaster } from './graph/node-forecasts';
 import { ReconcilePool } from './graph/reconcile-pool';
 import { RelationStore } from './graph/relation-store';
+import { WebhookRuntime } from './subscriptions/runtime';
+import type { Resolver } from './subscriptions/ssrf-guard';
+import { subscriptionService } from './subscriptions/subscription-service';
 
 /** Methods that never count against the quota (GetVersion needs no key, so it is never counted either). */
 const QUOTA_EXEMPT: ReadonlySet<string> = new Set([AccountServiceService.getAccount.path, AccountServiceService.getVersion.path]);
@@ -67,6 +70,8 @@ export interface ServiceContext {
   readonly reconcilePool: ReconcilePool;
   /** Oracle queries with depth ≥ 1 (graph/hierarchy-query.ts). */
   readonly depthQueries: DepthQueries;
+  /** Subscriptions, drift scoring and webhook delivery (`subscriptions/`). */
+  readonly webhooks: WebhookRuntime;
 }
 
 export interface ServiceOptions {
@@ -80,6 +85,8 @@ export interface ServiceOptions {
   readonly deprecations?: Readonly<Record<string, DeprecationNotice>>;
   /** Express middleware to run in front of the REST API (after security headers, CORS, compression). */
   readonly httpMiddleware?: readonly RequestHandler[];
+  /** Resolves webhook hosts (default: the system resolver; tests inject their own). */
+  readonly webhookResolver?: Resolver;
 }
 
 export interface RunningService {
@@ -148,6 +155,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
     queries: new QueryStore(database),
     reconcilePool,
     depthQueries: new DepthQueries({ entities, relations, series, pool, reconcile: reconcilePool }),
+    webhooks: new WebhookRuntime({ config, database, secrets, clock, log, entities, observations, resolver: options.webhookResolver }),
   };
   const bindings = [
     entityService(ctx),
@@ -155,6 +163,15 @@ export async function createService(config: Config, options: ServiceOptions = {}
     keyService(ctx),
     oracleService(ctx),
     graphService({ ...ctx, nodeForecasts: nodeForecaster(ctx) }),
+    subscriptionService({
+      subscriptions: ctx.webhooks.subscriptions,
+      deliveries: ctx.webhooks.deliveries,
+      urls: ctx.webhooks.urls,
+      entities,
+      cursors: ctx.cursors,
+      clock,
+      onDelivery: () => ctx.webhooks.dispatcher.poke(),
+    }),
     ...(options.extraServices?.(ctx) ?? []),
   ];
   const methods = buildMethodTable(bindings, descriptors.registry, options.deprecations ?? DEPRECATIONS);
@@ -232,6 +249,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
   void purge();
   const purgeTimer = setInterval(purge, 3600_000);
   purgeTimer.unref();
+  await ctx.webhooks.start();
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
@@ -246,6 +264,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
       await Promise.all([shutdownGrpc(grpcServer, config.shutdownGraceMs), httpClosed]);
       clearTimeout(force);
       clearInterval(idle);
+      await ctx.webhooks.stop();
       await ctx.pool.close();
       await ctx.reconcilePool.close();
       await ctx.usage.close().catch((error) => ctx.log.error('usage counts lost at stop', { error }));

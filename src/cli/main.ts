@@ -1,6 +1,6 @@
 /**
  * The `forecast` operator CLI: `serve`, `accounts create|set-tier`, `keys create|revoke`,
- * `evaluate`, `evaluate-hierarchy`. Every command honours `DATABASE_URL` (and the rest of the environment config).
+ * `evaluate`, `evaluate-hierarchy`, `webhooks listen`. Every command honours `DATABASE_URL` (and the rest of the environment config).
  */
 import { AccountStore } from '../accounts/account-store';
 import { DEFAULT_SCOPES, isScope, isTier, SCOPES, type Scope } from '../accounts/tiers';
@@ -9,6 +9,7 @@ import { loadConfig } from '../config';
 import { openDatabase } from '../store/database';
 import { allowOnly, optionValue, parseArgs, UsageError, type ParsedArgs } from './args';
 import { serveCommand } from './serve';
+import { webhooksCommand } from './webhooks';
 
 const USAGE = `usage: forecast <command> [options]
 
@@ -19,6 +20,8 @@ const USAGE = `usage: forecast <command> [options]
   keys revoke --account ACCT --key KEY_ID
   evaluate --data FILE.jsonl [--models LIST] [--level 95] [--json] [--limit N]
   evaluate-hierarchy --data FILE.json [--horizon H] [--json] [--workers N] [--draws K]
+  webhooks listen --secret whsec_… [--port N] [--host H] [--json]
+                                        receive webhooks, print the verified ones, refuse forged ones
 
 Environment: DATABASE_URL (default sqlite:./data/forecast.db), HTTP_PORT (8080), GRPC_PORT (50051),
 HOST (127.0.0.1), LOG_LEVEL (info).`;
@@ -92,6 +95,8 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
         return await accountsCommand(sub, parseArgs(rest, ['json']), env);
       case 'keys':
         return await keysCommand(sub, parseArgs(rest, ['json']), env);
+      case 'webhooks':
+        return await webhooksCommand(sub, parseArgs(rest, ['json']));
       case 'evaluate': {
         // eslint-disable-next-line @typescript-eslint/no-require-imports
         const { evaluateCommand } = require('./evaluate') as { evaluateCommand(argv: string[]): Promise<number> };

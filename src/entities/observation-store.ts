@@ -7,9 +7,11 @@
  * the old one, so a read "as of" revision R sees, for each (axis, time), the newest value
  * recorded at or before R.
  */
+import type { Transaction } from 'kysely';
 import type { Database, Queryable } from '../store/database';
 import { KeyedMutex } from '../store/keyed-mutex';
 import { prepared } from '../store/prepared';
+import type { Schema } from '../store/schema';
 import { invalidArgument } from '../rpc/errors';
 import { formatTime } from '../clock';
 import { indexOf, type Frequency } from './frequency';
@@ -51,6 +53,15 @@ export interface ListFilter {
   readonly limit: number;
 }
 
+/**
+ * Told about every accepted ingest inside its transaction, after its rows are written (e.g. the
+ * drift outbox of `subscriptions/`): what it writes commits or rolls back with the ingest.
+ */
+export type IngestListener = (
+  trx: Transaction<Schema>,
+  ingest: { readonly accountId: string; readonly revision: number; readonly entities: readonly string[]; readonly now: number },
+) => Promise<void>;
+
 /** Rows per INSERT statement (6 parameters each, well under SQLite's and PostgreSQL's limits). */
 const CHUNK = 500;
 
@@ -59,6 +70,7 @@ export class ObservationStore {
   private readonly latest;
   private readonly newest;
   private readonly accountWrites = new KeyedMutex();
+  private readonly listeners: IngestListener[] = [];
 
   constructor(private readonly database: Database) {
     const db = database.db;
@@ -66,6 +78,11 @@ export class ObservationStore {
     this.newest = prepared<{ account: string; entity: string }, { r: number | null }>(database, (p) =>
       db.selectFrom('observations').select((eb) => eb.fn.max('revision').as('r')).where('account_id', '=', p.account).where('entity', '=', p.entity),
     );
+  }
+
+  /** Call `listener` inside every ingest transaction from now on. */
+  onIngest(listener: IngestListener): void {
+    this.listeners.push(listener);
   }
 
   /**
@@ -130,6 +147,7 @@ export class ObservationStore {
             .executeTakeFirstOrThrow();
           corrections += Number(n);
         }
+        for (const listener of this.listeners) await listener(trx, { accountId, revision: Number(revision), entities: batches.map((b) => b.entity), now });
         return { revision: Number(revision), accepted, corrections };
       }, { signal }),
     );

@@ -178,7 +178,20 @@ class ImmediateSqliteDriver extends SqliteDriver {
  * leave the read cache alone — why: every oracle query writes its record, and a write-heavy
  * load would otherwise empty the cache on every call.
  */
-const UNCACHED_TABLES = new Set(['queries', 'usage', 'idempotency', 'signups', 'server_secrets']);
+const UNCACHED_TABLES = new Set([
+  'queries',
+  'usage',
+  'idempotency',
+  'signups',
+  'server_secrets',
+  // subscriptions and webhooks (src/subscriptions/): read only through kysely, never through `read`
+  'subscriptions',
+  'drift_outbox',
+  'drift_states',
+  'webhook_events',
+  'webhook_deliveries',
+  'webhook_attempts',
+]);
 
 const WRITE_TARGET = /^\s*(?:insert\s+(?:or\s+\w+\s+)?into|replace\s+into|update(?:\s+or\s+\w+)?|delete\s+from)\s+"?(\w+)"?/i;
 const READ_ONLY = /^\s*(?:select|begin|savepoint)\b/i;

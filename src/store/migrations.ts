@@ -186,6 +186,87 @@ export function migrations(dialect: DialectName): Record<string, Migration> {
         await db.schema.createIndex('relations_kind').on('relations').columns(['account_id', 'kind', 'parent', 'child']).execute();
       },
     },
+    '0008_subscriptions': {
+      async up(db: Kysely<any>) {
+        // text compares bytewise on PostgreSQL too, as 0009 makes every earlier table's (this one may run after it)
+        const text = dialect === 'postgres' ? sql.raw('text collate "C"') : 'text';
+        await db.schema
+          .createTable('subscriptions')
+          .addColumn('id', text, (c) => c.primaryKey())
+          .addColumn('account_id', text, (c) => c.notNull())
+          .addColumn('entity', text, (c) => c.notNull())
+          .addColumn('axes', text, (c) => c.notNull())
+          .addColumn('include_descendants', 'integer', (c) => c.notNull())
+          .addColumn('url', text, (c) => c.notNull())
+          .addColumn('events', text, (c) => c.notNull())
+          .addColumn('level', sql.raw(real), (c) => c.notNull())
+          .addColumn('state', text, (c) => c.notNull())
+          .addColumn('pause_reason', text, (c) => c.notNull())
+          .addColumn('secret', text, (c) => c.notNull())
+          .addColumn('previous_secret', text)
+          .addColumn('previous_secret_expire_time', bigint)
+          .addColumn('create_time', bigint, (c) => c.notNull())
+          .addColumn('update_time', bigint, (c) => c.notNull())
+          .execute();
+        await db.schema.createIndex('subscriptions_account_time').on('subscriptions').columns(['account_id', 'create_time', 'id']).execute();
+        await db.schema.createIndex('subscriptions_account_state').on('subscriptions').columns(['account_id', 'state']).execute();
+        await db.schema
+          .createTable('drift_outbox')
+          .addColumn('id', bigint, (c) => (dialect === 'postgres' ? c.primaryKey().generatedAlwaysAsIdentity() : c.primaryKey().autoIncrement()))
+          .addColumn('account_id', text, (c) => c.notNull())
+          .addColumn('entity', text, (c) => c.notNull())
+          .addColumn('revision', bigint, (c) => c.notNull())
+          .addColumn('create_time', bigint, (c) => c.notNull())
+          .addColumn('lease_expire_time', bigint)
+          .execute();
+        await db.schema
+          .createTable('drift_states')
+          .addColumn('subscription_id', text, (c) => c.notNull())
+          .addColumn('entity', text, (c) => c.notNull())
+          .addColumn('axis', text, (c) => c.notNull())
+          .addColumn('state', text, (c) => c.notNull())
+          .addColumn('version', 'integer', (c) => c.notNull())
+          .addColumn('update_time', bigint, (c) => c.notNull())
+          .addPrimaryKeyConstraint('drift_states_pk', ['subscription_id', 'entity', 'axis'])
+          .execute();
+        await db.schema
+          .createTable('webhook_events')
+          .addColumn('id', text, (c) => c.primaryKey())
+          .addColumn('account_id', text, (c) => c.notNull())
+          .addColumn('subscription_id', text, (c) => c.notNull())
+          .addColumn('type', text, (c) => c.notNull())
+          .addColumn('create_time', bigint, (c) => c.notNull())
+          .addColumn('payload', text, (c) => c.notNull())
+          .execute();
+        await db.schema.createIndex('webhook_events_subscription').on('webhook_events').columns(['subscription_id']).execute();
+        await db.schema
+          .createTable('webhook_deliveries')
+          .addColumn('id', text, (c) => c.primaryKey())
+          .addColumn('account_id', text, (c) => c.notNull())
+          .addColumn('subscription_id', text, (c) => c.notNull())
+          .addColumn('event_id', text, (c) => c.notNull())
+          .addColumn('state', text, (c) => c.notNull())
+          .addColumn('attempt_count', 'integer', (c) => c.notNull())
+          .addColumn('next_attempt_time', bigint)
+          .addColumn('lease_owner', text)
+          .addColumn('lease_expire_time', bigint)
+          .addColumn('create_time', bigint, (c) => c.notNull())
+          .addColumn('update_time', bigint, (c) => c.notNull())
+          .execute();
+        await db.schema.createIndex('webhook_deliveries_due').on('webhook_deliveries').columns(['state', 'next_attempt_time']).execute();
+        await db.schema.createIndex('webhook_deliveries_log').on('webhook_deliveries').columns(['subscription_id', 'create_time', 'id']).execute();
+        await db.schema
+          .createTable('webhook_attempts')
+          .addColumn('delivery_id', text, (c) => c.notNull())
+          .addColumn('attempt', 'integer', (c) => c.notNull())
+          .addColumn('time', bigint, (c) => c.notNull())
+          .addColumn('status_code', 'integer', (c) => c.notNull())
+          .addColumn('error', text, (c) => c.notNull())
+          .addColumn('latency_ms', sql.raw(real), (c) => c.notNull())
+          .addPrimaryKeyConstraint('webhook_attempts_pk', ['delivery_id', 'attempt'])
+          .execute();
+      },
+    },
     '0009_postgres': {
       /**
        * PostgreSQL: every text column compares and sorts bytewise (`COLLATE "C"`), as SQLite's

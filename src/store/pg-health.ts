@@ -3,13 +3,16 @@
  * cannot) and the log. A call that finds the server unreachable marks it down at once; a probe
  * (`SELECT 1` on a connection of its own, outside the pool, so a busy pool never looks like an
  * outage) then runs every `DOWN_PROBE_MS` until it answers, and marks it up again. While up, the
- * probe runs every `UP_PROBE_MS`, so an outage is noticed without traffic too.
+ * probe runs every `UP_PROBE_MS`, so an outage is noticed without traffic too. A probe that fails
+ * without saying the server is gone (a connect or query timeout: a loaded machine, not an outage)
+ * marks it down only when the next probe, `DOWN_PROBE_MS` later, fails too.
  *
  * Calls never wait for the monitor: during an outage each one tries the database itself and
  * fails fast (a refused connection, or `connectionTimeoutMillis`), and the first call after the
  * server's return succeeds — recovery needs no probe and no restart.
  */
 import type { Client, ClientConfig } from 'pg';
+import { classifyFailure } from './pg-errors';
 
 /** Probe interval while the database is reachable. */
 export const UP_PROBE_MS = 2000;
@@ -20,6 +23,8 @@ export class PostgresHealth {
   private up = true;
   private timer: NodeJS.Timeout | undefined;
   private probing = false;
+  /** Consecutive failed probes. */
+  private failures = 0;
   private closed = false;
   private client: Client | undefined;
 
@@ -91,11 +96,12 @@ export class PostgresHealth {
     if (ok && !this.up) {
       this.up = true;
       this.onChange(true);
-    } else if (!ok && this.up) {
+    } else if (!ok && this.up && (this.failures >= 1 || classifyFailure(failure) === 'unreachable')) {
       this.up = false;
       this.onChange(false, failure);
     }
-    this.schedule(this.up ? UP_PROBE_MS : DOWN_PROBE_MS);
+    this.failures = ok ? 0 : this.failures + 1;
+    this.schedule(this.up && this.failures === 0 ? UP_PROBE_MS : DOWN_PROBE_MS);
   }
 
   private async dropClient(which: Client | undefined = this.client): Promise<void> {

@@ -131,6 +131,93 @@ export interface ServerSecretsTable {
   value: string;
 }
 
+export interface SubscriptionsTable {
+  /** `sub_…`. */
+  id: string;
+  account_id: string;
+  entity: string;
+  /** JSON array of axis names; empty = every axis. */
+  axes: string;
+  /** 0/1. */
+  include_descendants: number;
+  url: string;
+  /** JSON array of event types. */
+  events: string;
+  level: number;
+  /** `active` or `paused`. */
+  state: string;
+  pause_reason: string;
+  /** The signing secret, sealed (store/secret-box.ts, context `webhook-secret:<id>`). */
+  secret: string;
+  /** The previous secret during a rotation's grace period, sealed (`webhook-secret-previous:<id>`). */
+  previous_secret: string | null;
+  previous_secret_expire_time: number | null;
+  create_time: number;
+  update_time: number;
+}
+
+export interface DriftOutboxTable {
+  /** Insertion order. */
+  id: Generated<number>;
+  account_id: string;
+  entity: string;
+  /** The data revision whose observations are to be scored. */
+  revision: number;
+  create_time: number;
+  /** A worker's claim ends at this time (null: unclaimed). */
+  lease_expire_time: number | null;
+}
+
+export interface DriftStatesTable {
+  subscription_id: string;
+  entity: string;
+  axis: string;
+  /** JSON of the engine's DriftState (engine/drift/score.ts). */
+  state: string;
+  /** Bumped on every write: a concurrent writer's stale update matches no row. */
+  version: number;
+  update_time: number;
+}
+
+export interface WebhookEventsTable {
+  /** `evt_…`: the webhook-id. */
+  id: string;
+  account_id: string;
+  subscription_id: string;
+  type: string;
+  create_time: number;
+  /** The exact JSON body sent (signatures cover these bytes). */
+  payload: string;
+}
+
+export interface WebhookDeliveriesTable {
+  /** `dlv_…`. */
+  id: string;
+  account_id: string;
+  subscription_id: string;
+  event_id: string;
+  /** `pending`, `succeeded` or `failed`. */
+  state: string;
+  attempt_count: number;
+  /** When the next attempt is due (pending only). */
+  next_attempt_time: number | null;
+  /** Which process holds the claim, until when. */
+  lease_owner: string | null;
+  lease_expire_time: number | null;
+  create_time: number;
+  update_time: number;
+}
+
+export interface WebhookAttemptsTable {
+  delivery_id: string;
+  attempt: number;
+  time: number;
+  /** HTTP status, 0 without an answer. */
+  status_code: number;
+  error: string;
+  latency_ms: number;
+}
+
 export interface Schema {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -144,4 +231,10 @@ export interface Schema {
   signups: SignupsTable;
   queries: QueriesTable;
   server_secrets: ServerSecretsTable;
+  subscriptions: SubscriptionsTable;
+  drift_outbox: DriftOutboxTable;
+  drift_states: DriftStatesTable;
+  webhook_events: WebhookEventsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
 }

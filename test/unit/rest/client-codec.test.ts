@@ -19,12 +19,13 @@ import * as entityServicePb from '../../../gen/forecast/v1/entity_service.pb';
 import * as graphPb from '../../../gen/forecast/v1/graph_service.pb';
 import * as keyPb from '../../../gen/forecast/v1/key_service.pb';
 import * as oraclePb from '../../../gen/forecast/v1/oracle_service.pb';
+import * as subscriptionPb from '../../../gen/forecast/v1/subscription_service.pb';
 import * as echoPb from '../../gen/forecast/testing/v1/echo_service.pb';
 import { ECHO_DESCRIPTORS } from '../../helpers/echo';
 import { DESCRIPTOR_IMAGE } from '../../../src/rpc/descriptors';
 
 const { registry } = loadDescriptors([DESCRIPTOR_IMAGE, ECHO_DESCRIPTORS]);
-const modules: Record<string, unknown>[] = [accountPb, entityPb, entityServicePb, graphPb, keyPb, oraclePb, echoPb];
+const modules: Record<string, unknown>[] = [accountPb, entityPb, entityServicePb, graphPb, keyPb, oraclePb, subscriptionPb, echoPb];
 
 interface TsProtoFns {
   encode(m: unknown): { finish(): Uint8Array };
