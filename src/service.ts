@@ -30,6 +30,14 @@ import { bindGrpc, createGrpcServer, shutdownGrpc } from './transport/grpc/serve
 import { createGateway, type RequestListener } from './transport/rest/gateway';
 import { RouteTable } from './transport/rest/route-table';
 import { siteHandlers } from './web/site';
+import { forensicsService } from './forensics/forensics-service';
+import { CanonicalJson } from './manifests/canonical';
+import type { EngineIdentity } from './manifests/manifest-builder';
+import { manifestService } from './manifests/manifest-service';
+import { ManifestSigner } from './manifests/manifest-signer';
+import { ManifestStore } from './manifests/manifest-store';
+import { SigningKeyStore } from './manifests/signing-keys';
+import { ENGINE_INFO } from './oracle/engine-info';
 import { ForecastPool } from './oracle/forecast-pool';
 import { oracleService } from './oracle/oracle-service';
 import { QueryStore } from './oracle/query-store';
@@ -52,6 +60,12 @@ export interface ServiceContext {
   readonly series: SeriesLoader;
   readonly pool: ForecastPool;
   readonly queries: QueryStore;
+  /** The engine identity recorded in manifests and compared by forensics. */
+  readonly engine: EngineIdentity;
+  readonly canonical: CanonicalJson;
+  readonly signingKeys: SigningKeyStore;
+  readonly signer: ManifestSigner;
+  readonly manifests: ManifestStore;
 }
 
 export interface ServiceOptions {
@@ -63,6 +77,8 @@ export interface ServiceOptions {
   readonly extraServices?: (ctx: ServiceContext) => readonly ServiceBinding[];
   /** Deprecation notices (default: the served contract's table). */
   readonly deprecations?: Readonly<Record<string, DeprecationNotice>>;
+  /** The engine identity to record (default `ENGINE_INFO`; tests pose as another engine version). */
+  readonly engine?: EngineIdentity;
 }
 
 export interface RunningService {
@@ -93,6 +109,13 @@ export async function createService(config: Config, options: ServiceOptions = {}
   });
   const descriptors: Descriptors = loadDescriptors([DESCRIPTOR_IMAGE, ...(options.extraDescriptors ?? [])]);
   const observations = new ObservationStore(database);
+  const canonical = new CanonicalJson(descriptors.registry);
+  const signingKeys = new SigningKeyStore(database, secrets, clock);
+  // The first start makes the first signing key (replicas starting together make one between them).
+  await signingKeys.ensure().catch(async (err) => {
+    await database.close();
+    throw err;
+  });
   const ctx: ServiceContext = {
     config,
     clock,
@@ -108,12 +131,19 @@ export async function createService(config: Config, options: ServiceOptions = {}
     series: new SeriesLoader(observations),
     pool: new ForecastPool(),
     queries: new QueryStore(database),
+    engine: options.engine ?? ENGINE_INFO,
+    canonical,
+    signingKeys,
+    signer: new ManifestSigner(signingKeys, canonical),
+    manifests: new ManifestStore(database),
   };
   const bindings = [
     entityService(ctx),
     accountService(ctx),
     keyService(ctx),
     oracleService(ctx),
+    manifestService(ctx),
+    forensicsService(ctx),
     ...(options.extraServices?.(ctx) ?? []),
   ];
   const methods = buildMethodTable(bindings, descriptors.registry, options.deprecations ?? DEPRECATIONS);

@@ -1,6 +1,6 @@
 /**
  * The `forecast` operator CLI: `serve`, `accounts create|set-tier`, `keys create|revoke`,
- * `evaluate`. Every command honours `DATABASE_URL` (and the rest of the environment config).
+ * `signing-keys rotate|list`, `manifests verify`, `evaluate`. Every command honours `DATABASE_URL` (and the rest of the environment config).
  */
 import { AccountStore } from '../accounts/account-store';
 import { DEFAULT_SCOPES, isScope, isTier, SCOPES, type Scope } from '../accounts/tiers';
@@ -8,7 +8,9 @@ import { systemClock } from '../clock';
 import { loadConfig } from '../config';
 import { openDatabase } from '../store/database';
 import { allowOnly, optionValue, parseArgs, UsageError, type ParsedArgs } from './args';
+import { manifestsCommand } from './manifests';
 import { serveCommand } from './serve';
+import { signingKeysCommand } from './signing-keys';
 
 const USAGE = `usage: forecast <command> [options]
 
@@ -17,10 +19,14 @@ const USAGE = `usage: forecast <command> [options]
   accounts set-tier --account ACCT --tier free|pro|enterprise
   keys create --account ACCT [--scopes a,b] [--expires-in-days N] [--name N] [--json]
   keys revoke --account ACCT --key KEY_ID
+  signing-keys rotate [--json]          a new manifest signing key signs from now on (old keys stay published)
+  signing-keys list [--json]            the manifest signing keys (public parts only)
+  manifests verify FILE [--jwks FILE|URL]
+                                        verify a manifest or DSSE envelope (keys: --jwks, else the database's)
   evaluate --data FILE.jsonl [--models LIST] [--level 95] [--json] [--limit N]
 
 Environment: DATABASE_URL (default sqlite:./data/forecast.db), HTTP_PORT (8080), GRPC_PORT (50051),
-HOST (127.0.0.1), LOG_LEVEL (info).`;
+HOST (127.0.0.1), LOG_LEVEL (info), MASTER_KEY / MASTER_KEY_FILE (signing-keys rotate).`;
 
 /** Run the CLI; resolves the exit code. */
 export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
@@ -33,6 +39,10 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
         return await accountsCommand(sub, parseArgs(rest, ['json']), env);
       case 'keys':
         return await keysCommand(sub, parseArgs(rest, ['json']), env);
+      case 'signing-keys':
+        return await signingKeysCommand(argv.slice(1), env);
+      case 'manifests':
+        return await manifestsCommand(argv.slice(1), env);
       case 'evaluate': {
         // eslint-disable-next-line @typescript-eslint/no-require-imports
         const { evaluateCommand } = require('./evaluate') as { evaluateCommand(argv: string[]): Promise<number> };

@@ -14,6 +14,11 @@ export interface ForecastJob {
   /** Thresholds (undefined = default) and quantile levels for the summary. */
   readonly thresholds?: readonly number[];
   readonly levels: readonly number[];
+  /**
+   * Fit anew and answer from nothing cached (forensics replays): no summary or fit cache is
+   * read or written and no identical job in flight is joined. Default false.
+   */
+  readonly fresh?: boolean;
 }
 
 /** What a worker answers. */

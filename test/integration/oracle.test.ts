@@ -117,7 +117,6 @@ for (const protocol of ['rest', 'grpc'] as const) {
         [{ entity: 'steady' }, 'invalid_argument', 'entity'],
         [{ entity: 'store:steady', depth: 9 }, 'invalid_argument', 'depth'],
         [{ entity: 'store:steady', depth: 1 }, 'invalid_argument', 'not supported yet'],
-        [{ entity: 'store:steady', include_manifest: true }, 'invalid_argument', 'include_manifest'],
         [{ entity: 'store:steady', horizon: 1001 }, 'invalid_argument', 'horizon'],
         [{ entity: 'store:steady', horizon: -1 }, 'invalid_argument', 'horizon'],
         [{ entity: 'store:steady', thresholds: [1, 1] }, 'invalid_argument', 'thresholds[1]'],
@@ -144,14 +143,14 @@ for (const protocol of ['rest', 'grpc'] as const) {
 }
 
 test('the API answer equals the engine’s direct output for the same data', async () => {
-  const o = await query('rest', { entity: 'store:steady', axes: ['price'], horizon: 5, thresholds: [40, 50, 60], quantiles: [0.1, 0.5, 0.9] });
+  const o = await query('rest', { entity: 'store:steady', axes: ['price'], horizon: 5, thresholds: [40, 50, 60], quantiles: [0.1, 0.5, 0.9], include_manifest: true });
   assert.equal(o.code, 'ok', o.message);
-  const record = await t.service.ctx.queries.get(accountId, o.data.query_id);
-  assert.ok(record);
-  assert.equal(record.dataRevision, Number(o.data.data_as_of));
+  const manifest = o.data.manifest;
+  const revision = Number(manifest.data_revision);
+  assert.equal(revision, Number(o.data.data_as_of));
   const entity = (await t.service.ctx.entities.get(accountId, 'store:steady'))!;
-  const rows = await t.service.ctx.observations.series(accountId, 'store:steady', 'price', record.dataRevision);
-  const direct = forecastSeries(Float64Array.from(rows.map((r) => r.value)), { ...seasonalInfo(entity), kind: 'continuous' }, { horizon: 5, seed: record.axes[0].seed, model: 'auto' });
+  const rows = await t.service.ctx.observations.series(accountId, 'store:steady', 'price', revision);
+  const direct = forecastSeries(Float64Array.from(rows.map((r) => r.value)), { ...seasonalInfo(entity), kind: 'continuous' }, { horizon: 5, seed: manifest.models[0].seed, model: 'auto' });
   const s = summarise(direct.distribution, 5, [40, 50, 60], [0.1, 0.5, 0.9], 'continuous');
   const f = o.data.forecast;
   assert.deepEqual(f.distribution, s.distribution);
@@ -159,8 +158,10 @@ test('the API answer equals the engine’s direct output for the same data', asy
   assert.equal(f.axes_resolved.price, s.mean);
   assert.equal(f.confidence, direct.confidence ?? 0);
   assert.equal(f.model, direct.model);
-  assert.deepEqual(record.axes[0].params, JSON.parse(JSON.stringify(direct.params)));
-  assert.equal(record.axes[0].model, direct.model);
+  assert.deepEqual(manifest.models[0].params, JSON.parse(JSON.stringify(direct.params)));
+  assert.equal(manifest.models[0].model, direct.model);
+  assert.equal(manifest.models[0].spec, direct.requestedModel);
+  assert.equal(manifest.inputs[0].observations, rows.length);
 });
 
 test('a repeated query does no fitting; an ingest refits exactly the affected series; concurrent cold queries fit once', async () => {

@@ -18,6 +18,7 @@ import {
   type ServiceError,
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
+import { Manifest } from "./manifest.pb";
 
 export const protobufPackage = "forecast.v1";
 
@@ -33,8 +34,8 @@ export interface QueryRequest {
    */
   depth: number;
   /**
-   * When true the response carries the signed audit manifest. Refused with 400 until manifests
-   * ship; the data a manifest needs is recorded for every query already.
+   * When true the response carries the signed audit manifest in `manifest`. Default false: the
+   * manifest is written and signed for every query either way, and can be exported later.
    */
   includeManifest: boolean;
   /**
@@ -125,6 +126,12 @@ export interface QueryResponse {
   entity: string;
   /** The depth used. */
   depth: number;
+  /**
+   * The signed audit manifest of this query, when `include_manifest` was true (absent
+   * otherwise). `manifest.output_digest` is the SHA-256 of the canonical JSON of `forecast`
+   * above; `ManifestService.GetManifest` returns the same manifest.
+   */
+  manifest?: Manifest | undefined;
 }
 
 function createBaseQueryRequest(): QueryRequest {
@@ -719,7 +726,7 @@ export const Forecast_ModelsEntry: MessageFns<Forecast_ModelsEntry> = {
 };
 
 function createBaseQueryResponse(): QueryResponse {
-  return { queryId: "", forecast: undefined, dataAsOf: "0", entity: "", depth: 0 };
+  return { queryId: "", forecast: undefined, dataAsOf: "0", entity: "", depth: 0, manifest: undefined };
 }
 
 export const QueryResponse: MessageFns<QueryResponse> = {
@@ -738,6 +745,9 @@ export const QueryResponse: MessageFns<QueryResponse> = {
     }
     if (message.depth !== 0) {
       writer.uint32(40).int32(message.depth);
+    }
+    if (message.manifest !== undefined) {
+      Manifest.encode(message.manifest, writer.uint32(50).fork()).join();
     }
     return writer;
   },
@@ -795,6 +805,14 @@ export const QueryResponse: MessageFns<QueryResponse> = {
             message.depth = reader.int32();
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.manifest = Manifest.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -819,6 +837,9 @@ export const QueryResponse: MessageFns<QueryResponse> = {
     message.dataAsOf = object.dataAsOf ?? "0";
     message.entity = object.entity ?? "";
     message.depth = object.depth ?? 0;
+    message.manifest = (object.manifest !== undefined && object.manifest !== null)
+      ? Manifest.fromPartial(object.manifest)
+      : undefined;
     return message;
   },
 };
@@ -832,13 +853,16 @@ export const OracleServiceService = {
   /**
    * Forecasts the entity's axes `horizon` steps past their last observation, with the data as
    * of the latest revision (reported in `data_as_of`). The model is chosen automatically per
-   * series. Every query is recorded (data revision, models and parameters, seeds) for audit.
+   * series. Every query gets a signed audit manifest (data revision and input digests, models
+   * with parameters and seeds, output digest; see `Manifest`), committed with the query before
+   * the answer; `include_manifest` returns it inline, `ManifestService.GetManifest` exports it
+   * later and `ForensicsService.Reproduce` replays it.
    *
    * Errors: 400 for malformed or out-of-range fields (named), for an unknown axis, and for
-   * `depth` > 0 or `include_manifest` (not yet supported: they arrive with the graph and audit
-   * features, and are refused rather than ignored); 404 for an entity that does not exist for
-   * the account; 422 `insufficient_data` when an axis has too few observations (the message
-   * says how many there are and how many are needed).
+   * `depth` > 0 (not yet supported: it arrives with the graph feature, and is refused rather
+   * than ignored); 404 for an entity that does not exist for the account; 422
+   * `insufficient_data` when an axis has too few observations (the message says how many there
+   * are and how many are needed).
    */
   query: {
     path: "/forecast.v1.OracleService/Query" as const,
@@ -855,13 +879,16 @@ export interface OracleServiceServer extends UntypedServiceImplementation {
   /**
    * Forecasts the entity's axes `horizon` steps past their last observation, with the data as
    * of the latest revision (reported in `data_as_of`). The model is chosen automatically per
-   * series. Every query is recorded (data revision, models and parameters, seeds) for audit.
+   * series. Every query gets a signed audit manifest (data revision and input digests, models
+   * with parameters and seeds, output digest; see `Manifest`), committed with the query before
+   * the answer; `include_manifest` returns it inline, `ManifestService.GetManifest` exports it
+   * later and `ForensicsService.Reproduce` replays it.
    *
    * Errors: 400 for malformed or out-of-range fields (named), for an unknown axis, and for
-   * `depth` > 0 or `include_manifest` (not yet supported: they arrive with the graph and audit
-   * features, and are refused rather than ignored); 404 for an entity that does not exist for
-   * the account; 422 `insufficient_data` when an axis has too few observations (the message
-   * says how many there are and how many are needed).
+   * `depth` > 0 (not yet supported: it arrives with the graph feature, and is refused rather
+   * than ignored); 404 for an entity that does not exist for the account; 422
+   * `insufficient_data` when an axis has too few observations (the message says how many there
+   * are and how many are needed).
    */
   query: handleUnaryCall<QueryRequest, QueryResponse>;
 }
@@ -870,13 +897,16 @@ export interface OracleServiceClient extends Client {
   /**
    * Forecasts the entity's axes `horizon` steps past their last observation, with the data as
    * of the latest revision (reported in `data_as_of`). The model is chosen automatically per
-   * series. Every query is recorded (data revision, models and parameters, seeds) for audit.
+   * series. Every query gets a signed audit manifest (data revision and input digests, models
+   * with parameters and seeds, output digest; see `Manifest`), committed with the query before
+   * the answer; `include_manifest` returns it inline, `ManifestService.GetManifest` exports it
+   * later and `ForensicsService.Reproduce` replays it.
    *
    * Errors: 400 for malformed or out-of-range fields (named), for an unknown axis, and for
-   * `depth` > 0 or `include_manifest` (not yet supported: they arrive with the graph and audit
-   * features, and are refused rather than ignored); 404 for an entity that does not exist for
-   * the account; 422 `insufficient_data` when an axis has too few observations (the message
-   * says how many there are and how many are needed).
+   * `depth` > 0 (not yet supported: it arrives with the graph feature, and is refused rather
+   * than ignored); 404 for an entity that does not exist for the account; 422
+   * `insufficient_data` when an axis has too few observations (the message says how many there
+   * are and how many are needed).
    */
   query(
     request: QueryRequest,

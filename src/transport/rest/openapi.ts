@@ -51,7 +51,16 @@ function enumSchema(e: DescEnum): Json {
   return { type: 'string', enum: e.values.map((v) => v.name) };
 }
 
+/** Well-known types whose proto3 JSON form is plain JSON, not their fields. */
+const WELL_KNOWN: Readonly<Record<string, Json>> = {
+  'google.protobuf.Struct': { type: 'object', additionalProperties: true },
+  'google.protobuf.Value': {},
+  'google.protobuf.ListValue': { type: 'array', items: {} },
+};
+
 function ref(m: DescMessage, schemas: Map<string, Json>): Json {
+  const known = WELL_KNOWN[m.typeName];
+  if (known) return { ...known };
   if (!schemas.has(m.typeName)) {
     schemas.set(m.typeName, {}); // placeholder against recursion
     schemas.set(m.typeName, messageSchema(m, schemas));
@@ -111,11 +120,14 @@ function operation(route: Route, schemas: Map<string, Json>): Json {
     responses: {
       '200': {
         description: 'OK',
-        content: {
-          [route.entry.definition.responseStream ? 'application/x-ndjson' : 'application/json']: {
-            schema: route.responseBody ? fieldSchema(route.output.fields.find((f) => f.name === route.responseBody)!, schemas) : ref(route.output, schemas),
-          },
-        },
+        content: route.rawBody
+          ? // a google.api.HttpBody: the body is its raw bytes, described by the method's comment
+            { 'application/json': { schema: {} } }
+          : {
+              [route.entry.definition.responseStream ? 'application/x-ndjson' : 'application/json']: {
+                schema: route.responseBody ? fieldSchema(route.output.fields.find((f) => f.name === route.responseBody)!, schemas) : ref(route.output, schemas),
+              },
+            },
       },
       default: { description: 'Error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
     },

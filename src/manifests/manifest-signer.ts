@@ -1,0 +1,39 @@
+/**
+ * Signing manifests: Ed25519 over the RFC 8785 canonical JSON of the manifest without its
+ * `signature` (the `Manifest` proto comment defines the form), written `0x` + 128 lowercase hex
+ * characters, with the current signing key whose id is part of the signed bytes.
+ */
+import type { Manifest } from '../../gen/forecast/v1/manifest.pb';
+import { jcs, type CanonicalJson } from './canonical';
+import type { SigningKeyStore } from './signing-keys';
+
+/** The signature format: `0x` + 128 lowercase hex characters (64 bytes). */
+export const SIGNATURE_PATTERN = /^0x[0-9a-f]{128}$/;
+
+/** The bytes a manifest's signature covers: its JSON without `signature`, canonicalised. */
+export function signingInput(manifestJson: { readonly [key: string]: unknown }): Buffer {
+  const { signature: _omitted, ...rest } = manifestJson;
+  return Buffer.from(jcs(rest), 'utf8');
+}
+
+/** A signed manifest: the message and its canonical JSON text (what is stored and exported). */
+export interface SignedManifest {
+  readonly manifest: Manifest;
+  readonly json: string;
+}
+
+export class ManifestSigner {
+  constructor(
+    private readonly keys: SigningKeyStore,
+    private readonly canonical: CanonicalJson,
+  ) {}
+
+  /** Sign an unsigned manifest with the current key. */
+  async sign(unsigned: Manifest): Promise<SignedManifest> {
+    const current = await this.keys.currentKeyId();
+    const manifest: Manifest = { ...unsigned, keyId: current, signature: '' };
+    const json = this.canonical.manifest(manifest);
+    const signature = `0x${(await this.keys.signWith(current, signingInput(json))).toString('hex')}`;
+    return { manifest: { ...manifest, signature }, json: jcs({ ...json, signature }) };
+  }
+}
