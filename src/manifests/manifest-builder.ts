@@ -34,11 +34,13 @@ type JsonParam = null | boolean | number | string | JsonParam[] | { [key: string
 /**
  * Fitted parameters as JSON a `google.protobuf.Struct` holds: numbers that are not finite
  * become the strings `NaN`, `Infinity`, `-Infinity` (why: Struct and RFC 8785 admit only finite
- * numbers, and dropping them would hide them from the audit), `undefined` members are left out.
+ * numbers, and dropping them would hide them from the audit), -0 becomes 0, `undefined` members
+ * are left out.
  */
 export function paramsJson(value: Params[string] | Params | undefined): JsonParam {
   if (value === null || value === undefined) return null;
-  if (typeof value === 'number') return Number.isFinite(value) ? value : String(value);
+  // -0 as 0: the same in JSON text, but not in every library's JSON printer
+  if (typeof value === 'number') return Number.isFinite(value) ? value + 0 : String(value);
   if (typeof value === 'string' || typeof value === 'boolean') return value;
   if (Array.isArray(value) || ArrayBuffer.isView(value)) return Array.from(value as ArrayLike<number>, (v) => paramsJson(v) as JsonParam);
   const out: { [key: string]: JsonParam } = {};
