@@ -2,14 +2,15 @@
  * The canonical forms everything signed or digested is made of (see the `Manifest` proto
  * comment): a message's proto3 JSON mapping with proto field names and every implicit-presence
  * field emitted — exactly what the REST gateway returns — serialised by RFC 8785 (JCS).
- * The JSON mapping comes from the descriptor image (protobuf-es reflection), the same mapping
- * the gateway uses, so what is signed is what a REST client receives.
+ * The JSON mapping comes from the descriptor image, as the gateway's does (printing through
+ * `proto-json.ts`, parsing through protobuf-es), so what is signed is what a REST client receives.
  */
 import { createHash } from 'node:crypto';
-import { fromBinary, fromJson, toBinary, toJson, type DescMessage, type JsonValue, type Registry } from '@bufbuild/protobuf';
+import { fromJson, toBinary, type DescMessage, type JsonObject, type JsonValue, type Registry } from '@bufbuild/protobuf';
 import { canonicalize } from 'json-canonicalize';
 import { Manifest } from '../../gen/forecast/v1/manifest.pb';
-import { Forecast } from '../../gen/forecast/v1/oracle_service.pb';
+import type { Forecast } from '../../gen/forecast/v1/oracle_service.pb';
+import { protoJsonPrinter, type ProtoJsonPrinter } from './proto-json';
 
 /** The proto3 JSON options of every canonical form (and of the REST gateway). */
 export const PROTO_JSON_OPTIONS = { useProtoFieldName: true, alwaysEmitImplicit: true } as const;
@@ -26,8 +27,9 @@ export function sha256Hex(data: string | Uint8Array): string {
 
 /** Converts generated (ts-proto) messages to and from their canonical proto3 JSON. */
 export class CanonicalJson {
-  private readonly forecastSchema: DescMessage;
   private readonly manifestSchema: DescMessage;
+  private readonly printForecast: ProtoJsonPrinter;
+  private readonly printManifest: ProtoJsonPrinter;
 
   constructor(registry: Registry) {
     const message = (name: string) => {
@@ -35,18 +37,19 @@ export class CanonicalJson {
       if (!m) throw new Error(`${name} is not in the descriptor image (run make generate)`);
       return m;
     };
-    this.forecastSchema = message('forecast.v1.Forecast');
     this.manifestSchema = message('forecast.v1.Manifest');
+    this.printForecast = protoJsonPrinter(message('forecast.v1.Forecast'));
+    this.printManifest = protoJsonPrinter(this.manifestSchema);
   }
 
   /** The proto3 JSON of a forecast, as the REST API returns it. */
-  forecast(forecast: Forecast): JsonValue {
-    return toJson(this.forecastSchema, fromBinary(this.forecastSchema, Forecast.encode(forecast).finish()), PROTO_JSON_OPTIONS);
+  forecast(forecast: Forecast): JsonObject {
+    return this.printForecast(forecast);
   }
 
   /** The proto3 JSON of a manifest, as the REST API returns it (signature included if set). */
-  manifest(manifest: Manifest): { [key: string]: JsonValue } {
-    return toJson(this.manifestSchema, fromBinary(this.manifestSchema, Manifest.encode(manifest).finish()), PROTO_JSON_OPTIONS) as { [key: string]: JsonValue };
+  manifest(manifest: Manifest): JsonObject {
+    return this.printManifest(manifest);
   }
 
   /** A manifest from its JSON text (as stored or exported) back to the generated message. */

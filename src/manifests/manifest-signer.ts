@@ -10,7 +10,7 @@ import type { SigningKeyStore } from './signing-keys';
 /** The signature format: `0x` + 128 lowercase hex characters (64 bytes). */
 export const SIGNATURE_PATTERN = /^0x[0-9a-f]{128}$/;
 
-/** The bytes a manifest's signature covers: its JSON without `signature`, canonicalised. */
+/** The bytes a manifest's signature covers: its JSON without `signature`, canonicalised (what verifiers compute). */
 export function signingInput(manifestJson: { readonly [key: string]: unknown }): Buffer {
   const { signature: _omitted, ...rest } = manifestJson;
   return Buffer.from(jcs(rest), 'utf8');
@@ -30,10 +30,22 @@ export class ManifestSigner {
 
   /** Sign an unsigned manifest with the current key. */
   async sign(unsigned: Manifest): Promise<SignedManifest> {
-    const current = await this.keys.currentKeyId();
-    const manifest: Manifest = { ...unsigned, keyId: current, signature: '' };
-    const json = this.canonical.manifest(manifest);
-    const signature = `0x${(await this.keys.signWith(current, signingInput(json))).toString('hex')}`;
-    return { manifest: { ...manifest, signature }, json: jcs({ ...json, signature }) };
+    const key = await this.keys.current();
+    const manifest: Manifest = { ...unsigned, keyId: key.keyId, signature: '' };
+    const { signature: _unsigned, ...json } = this.canonical.manifest(manifest);
+    const signedText = jcs(json);
+    const signature = `0x${key.sign(Buffer.from(signedText, 'utf8')).toString('hex')}`;
+    return { manifest: { ...manifest, signature }, json: withSignature(signedText, Object.keys(json), signature) };
   }
+}
+
+/**
+ * The canonical text with `signature` added, from the canonical text without it. JCS sorts
+ * members, and `signature` sorts after every version-1 member, so it is appended (why: a second
+ * canonicalisation of the whole manifest costs as much as the signature); a member sorting after
+ * it (a later addition) takes the general path.
+ */
+function withSignature(signedText: string, keys: readonly string[], signature: string): string {
+  if (keys.every((k) => k < 'signature')) return `${signedText.slice(0, -1)},"signature":${JSON.stringify(signature)}}`;
+  return jcs({ ...(JSON.parse(signedText) as object), signature });
 }

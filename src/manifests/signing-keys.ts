@@ -64,8 +64,8 @@ export class SigningKeyStore {
     private readonly clock: Clock,
   ) {
     const db = database.db;
-    this.newest = prepared<Record<string, never>, { key_id: string }>(database, () =>
-      db.selectFrom('signing_keys').select('key_id').orderBy('generation', 'desc').limit(1),
+    this.newest = prepared<Record<string, never>, { key_id: string; private_key: string }>(database, () =>
+      db.selectFrom('signing_keys').select(['key_id', 'private_key']).orderBy('generation', 'desc').limit(1),
     );
     this.byId = prepared<{ keyId: string }, { key_id: string; private_key: string }>(database, (p) =>
       db.selectFrom('signing_keys').select(['key_id', 'private_key']).where('key_id', '=', p.keyId),
@@ -98,11 +98,12 @@ export class SigningKeyStore {
     return listSigningKeys(this.database);
   }
 
-  /** The id of the key that signs now. */
-  async currentKeyId(): Promise<string> {
+  /** The key that signs now: its id, and a function signing with it. */
+  async current(): Promise<{ readonly keyId: string; sign(data: Buffer): Buffer }> {
     const [row] = await this.newest({});
     if (!row) throw new Error('no manifest signing key: SigningKeyStore.ensure() was not called at start');
-    return row.key_id;
+    const key = this.open(row.key_id, row.private_key);
+    return { keyId: row.key_id, sign: (data) => edSign(null, data, key) };
   }
 
   /** Sign `data` with the key `keyId` (the current one, or an older manifest's for its DSSE envelope). */

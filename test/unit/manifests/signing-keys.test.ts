@@ -22,13 +22,13 @@ test('replicas starting together make one first key; rotations take the next gen
   await Promise.all([replica.ensure(), f.keys.ensure(), replica.ensure()]);
   const first = await f.keys.list();
   assert.equal(first.length, 1);
-  assert.equal(await replica.currentKeyId(), first[0].keyId);
+  assert.equal((await replica.current()).keyId, first[0].keyId);
   const [a, b] = await Promise.all([f.keys.rotate(), replica.rotate()]);
   assert.deepEqual([a.generation, b.generation].sort(), [2, 3]);
   const all = await f.keys.list();
   assert.deepEqual(all.map((k) => k.generation), [1, 2, 3]);
-  assert.equal(await f.keys.currentKeyId(), all[2].keyId, 'the newest generation signs');
-  assert.equal(await replica.currentKeyId(), all[2].keyId);
+  assert.equal((await f.keys.current()).keyId, all[2].keyId, 'the newest generation signs');
+  assert.equal((await replica.current()).keyId, all[2].keyId);
 });
 
 test('signatures verify with the published JWK; every old key still signs its own envelopes', async () => {
