@@ -5,6 +5,7 @@ import { accountOf } from '../rpc/context';
 import { bindService, type ServiceBinding } from '../rpc/registry';
 import { reproduce, type ForensicsDeps } from './reproduce';
 
+/** The ForensicsService endpoint: Reproduce (scope `audit`). */
 export function forensicsService(deps: ForensicsDeps): ServiceBinding {
   return bindService(ForensicsServiceService, {
     reproduce: {

@@ -17,6 +17,7 @@ import type { SeriesLoader } from '../oracle/series-loader';
 import { NotFoundError, ServiceError } from '../rpc/errors';
 import { differences } from './differences';
 
+/** What a reproduction needs: the stored manifest, the data as of its revision, the worker pool. */
 export interface ForensicsDeps {
   readonly manifests: ManifestStore;
   readonly canonical: CanonicalJson;

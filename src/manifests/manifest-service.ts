@@ -16,6 +16,7 @@ import type { ManifestStore } from './manifest-store';
 import { checkQueryId } from './query-id';
 import { jwkOf, type SigningKeyStore } from './signing-keys';
 
+/** What ManifestService needs. */
 export interface ManifestServiceDeps {
   readonly manifests: ManifestStore;
   readonly signingKeys: SigningKeyStore;
@@ -29,6 +30,7 @@ const FORMATS = ['json', 'dsse'] as const;
 const JWKS_MAX_AGE_SECONDS = 300;
 const JSON_TYPE = 'application/json';
 
+/** The ManifestService endpoints: GetManifest and ListManifests (scope `audit`), GetSigningKeys (public). */
 export function manifestService(deps: ManifestServiceDeps): ServiceBinding {
   const { manifests, signingKeys, canonical, cursors } = deps;
   return bindService(ManifestServiceService, {

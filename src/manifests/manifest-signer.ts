@@ -22,6 +22,7 @@ export interface SignedManifest {
   readonly json: string;
 }
 
+/** Signs manifests with the current signing key (see the file comment). */
 export class ManifestSigner {
   constructor(
     private readonly keys: SigningKeyStore,

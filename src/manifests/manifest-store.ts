@@ -26,6 +26,7 @@ export interface ManifestFilter {
   readonly limit: number;
 }
 
+/** Reads of the account's signed manifests (written by `oracle/query-store.ts`). */
 export class ManifestStore {
   constructor(private readonly database: Database) {}
 

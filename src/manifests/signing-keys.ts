@@ -51,6 +51,7 @@ const sealContext = (keyId: string) => `signing-key:${keyId}`;
 /** Attempts at taking the next generation when another rotation races for it. */
 const ROTATE_ATTEMPTS = 5;
 
+/** The signing keys in the database (see the file comment); private keys are opened only to sign. */
 export class SigningKeyStore {
   /** Read on every query: prepared, and served from the read cache until the table changes. */
   private readonly newest;
