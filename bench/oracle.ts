@@ -6,11 +6,14 @@
  *    `include_manifest` (every query is signed either way; this adds returning it), and warm
  *    closed-loop throughput;
  *  - forensics: latency of reproducing the timed cold queries (each fits afresh), one at a time;
+ *  - the server's CPU time per warm query (Linux: /proc), a figure a busy shared machine
+ *    disturbs far less than latency;
  *  - event-loop responsiveness: gRPC health-check latency during a burst of cold queries.
  * Targets on the 2-core machine: warm p99 ≤ 10 ms at 200 req/s (with manifests too), cold
  * p50 ≤ 150 ms, health p99 ≤ 20 ms during cold load.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import http from 'node:http';
@@ -71,6 +74,36 @@ function restPost(port: number, key: string, agent: http.Agent) {
     });
 }
 
+/** Clock ticks per second of /proc times. */
+const CLOCK_TICKS = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+/** CPU time (user + system, ms, every thread) a process has used so far; NaN without /proc. */
+function cpuMs(pid: number): number {
+  try {
+    // fields after "pid (comm) ": state is the first, utime the 12th, stime the 13th
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+  } catch {
+    return NaN;
+  }
+}
+
+/** The server's CPU time per request over `n` requests, 4 at a time, in µs. */
+async function cpuPerRequest(pid: number, fire: () => Promise<boolean>, n: number): Promise<number> {
+  const before = cpuMs(pid);
+  let left = n;
+  await Promise.all(Array.from({ length: 4 }, async () => {
+    while (left-- > 0) await fire();
+  }));
+  return ((cpuMs(pid) - before) * 1000) / n;
+}
+
 /**
  * Fire `fire` at a fixed rate for `seconds` (open loop: a slow answer does not delay the next
  * request) and return each request's latency in ms, from the moment it was sent.
@@ -117,6 +150,8 @@ async function warmRounds(protocols: readonly [string, () => Promise<boolean>][]
 
 async function runOracleBench(): Promise<void> {
   const child: ChildProcess = spawn(process.execPath, [...SERVER_NODE_FLAGS, join(__dirname, 'transport-servers.js'), 'oracle', String(ENTITIES)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  // the server goes with the bench however it ends (a failed step exits the process)
+  process.once('exit', () => child.kill('SIGTERM'));
   const info = JSON.parse(await new Promise<string>((resolve) => createInterface({ input: child.stdout! }).once('line', resolve)));
   const agent = new http.Agent({ keepAlive: true, maxSockets: 32 });
   const post = restPost(info.http, info.key, agent);
@@ -155,6 +190,16 @@ async function runOracleBench(): Promise<void> {
     WARM_SECONDS,
   );
   results.push(...warm.results);
+  // server CPU per warm query, alternating blocks of each kind
+  const cpuKinds: [string, () => Promise<boolean>][] = [
+    ['REST', () => post(body(1))],
+    ['REST +manifest', () => post(body(1, 7, true))],
+    ['gRPC', caller.fire],
+    ['gRPC +manifest', manifestCaller.fire],
+  ];
+  const cpu = cpuKinds.map(() => [] as number[]);
+  for (let r = 0; r < 3; r++) for (const [i, [, fire]] of cpuKinds.entries()) cpu[i].push(await cpuPerRequest(child.pid!, fire, 500));
+  const cpuLine = cpuKinds.map(([name], i) => `${name} ${Math.round(cpu[i].reduce((a, b) => a + b, 0) / cpu[i].length)} µs`).join(', ');
   results.push(await closedLoop('warm query REST, max (16 conc.)', () => post(body(1)), { concurrency: 16, seconds: 4 }));
   results.push(await closedLoop('warm query gRPC, max (16 conc.)', caller.fire, { concurrency: 16, seconds: 4 }));
 
@@ -197,6 +242,7 @@ async function runOracleBench(): Promise<void> {
   console.log(`\nOracle: ${ENTITIES} entities, 1,000-point daily series with weekly seasonality, horizon 7 (burst: 14)`);
   printTable(results);
   console.log(`samples: ${results.map((r) => `${r.name} ${r.requests}`).join(', ')}`);
+  console.log(`server CPU per warm query (3 × 500 each, 4 at a time, /proc utime+stime): ${cpuLine}`);
   console.log(`warm p99 per ${WARM_SECONDS}-s round (${WARM_ROUNDS} alternating rounds pooled above): ${warm.perRound.join('   ')}`);
   agent.destroy();
   child.kill('SIGTERM');
