@@ -12,14 +12,13 @@
  * Targets on the 2-core machine: warm p99 ≤ 10 ms at 200 req/s (with manifests too), cold
  * p50 ≤ 150 ms, health p99 ≤ 20 ms during cold load.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import http from 'node:http';
 import * as grpc from '@grpc/grpc-js';
 import { QueryRequest } from '../gen/forecast/v1/oracle_service.pb';
-import { closedLoop, grpcCaller, printTable, type LoadResult } from './load';
+import { closedLoop, grpcCaller, printTable, processCpuSeconds, summary, type LoadResult } from './load';
 import { SERVER_NODE_FLAGS } from '../src/server-flags';
 
 /** Entities whose first query is timed one at a time (the first warms the pool up and is not counted). */
@@ -31,15 +30,6 @@ const ENTITIES = COLD_ENTITIES + BURST_ENTITIES;
 const WARM_RATE = 200;
 const WARM_ROUNDS = 3;
 const WARM_SECONDS = 5;
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? NaN;
-}
-
-function summary(name: string, latencies: number[], seconds: number, errors = 0): LoadResult {
-  const s = [...latencies].sort((a, b) => a - b);
-  return { name, requests: s.length, errors, rps: s.length / seconds, p50: percentile(s, 0.5), p99: percentile(s, 0.99) };
-}
 
 /** A POST of a JSON body: resolves the parsed answer of a 200, undefined otherwise. */
 function restCall(port: number, key: string, agent: http.Agent, path: string) {
@@ -74,34 +64,14 @@ function restPost(port: number, key: string, agent: http.Agent) {
     });
 }
 
-/** Clock ticks per second of /proc times. */
-const CLOCK_TICKS = (() => {
-  try {
-    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-  } catch {
-    return 100;
-  }
-})();
-
-/** CPU time (user + system, ms, every thread) a process has used so far; NaN without /proc. */
-function cpuMs(pid: number): number {
-  try {
-    // fields after "pid (comm) ": state is the first, utime the 12th, stime the 13th
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
-  } catch {
-    return NaN;
-  }
-}
-
 /** The server's CPU time per request over `n` requests, 4 at a time, in µs. */
 async function cpuPerRequest(pid: number, fire: () => Promise<boolean>, n: number): Promise<number> {
-  const before = cpuMs(pid);
+  const before = processCpuSeconds(pid);
   let left = n;
   await Promise.all(Array.from({ length: 4 }, async () => {
     while (left-- > 0) await fire();
   }));
-  return ((cpuMs(pid) - before) * 1000) / n;
+  return ((processCpuSeconds(pid) - before) * 1e6) / n;
 }
 
 /**
@@ -174,9 +144,9 @@ async function runOracleBench(): Promise<void> {
 
   // warm, fixed rate
   const md = { authorization: `Bearer ${info.key}` };
-  const request = Buffer.from(QueryRequest.encode({ entity: 'sku:b1', depth: 0, includeManifest: false, axes: [], horizon: 7, thresholds: [], quantiles: [] }).finish());
+  const request = Buffer.from(QueryRequest.encode({ entity: 'sku:b1', depth: 0, includeManifest: false, axes: [], horizon: 7, thresholds: [], quantiles: [], reconciliation: '' }).finish());
   const caller = grpcCaller(`127.0.0.1:${info.grpc}`, '/forecast.v1.OracleService/Query', request, md);
-  const withManifest = Buffer.from(QueryRequest.encode({ entity: 'sku:b1', depth: 0, includeManifest: true, axes: [], horizon: 7, thresholds: [], quantiles: [] }).finish());
+  const withManifest = Buffer.from(QueryRequest.encode({ entity: 'sku:b1', depth: 0, includeManifest: true, axes: [], horizon: 7, thresholds: [], quantiles: [], reconciliation: '' }).finish());
   const manifestCaller = grpcCaller(`127.0.0.1:${info.grpc}`, '/forecast.v1.OracleService/Query', withManifest, md);
   const warm = await warmRounds(
     [

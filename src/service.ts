@@ -27,7 +27,8 @@ import { loadSecretBox } from './store/master-key';
 import type { SecretBox } from './store/secret-box';
 import { serverSecret, verifyMasterKey } from './store/secrets';
 import { bindGrpc, createGrpcServer, shutdownGrpc } from './transport/grpc/server';
-import { createGateway, type RequestListener } from './transport/rest/gateway';
+import type { RequestHandler, Express } from 'express';
+import { createRestApp, handleClientErrors } from './transport/rest/app';
 import { RouteTable } from './transport/rest/route-table';
 import { siteHandlers } from './web/site';
 import { forensicsService } from './forensics/forensics-service';
@@ -42,6 +43,11 @@ import { ForecastPool } from './oracle/forecast-pool';
 import { oracleService } from './oracle/oracle-service';
 import { QueryStore } from './oracle/query-store';
 import { SeriesLoader } from './oracle/series-loader';
+import { graphService } from './graph/graph-service';
+import { DepthQueries } from './graph/hierarchy-query';
+import { nodeForecaster } from './graph/node-forecasts';
+import { ReconcilePool } from './graph/reconcile-pool';
+import { RelationStore } from './graph/relation-store';
 
 /** Everything the endpoints may need. */
 export interface ServiceContext {
@@ -54,12 +60,17 @@ export interface ServiceContext {
   readonly accounts: AccountStore;
   readonly usage: UsageStore;
   readonly entities: EntityStore;
+  readonly relations: RelationStore;
   readonly observations: ObservationStore;
   readonly idempotency: IdempotencyStore;
   readonly cursors: CursorCodec;
   readonly series: SeriesLoader;
   readonly pool: ForecastPool;
   readonly queries: QueryStore;
+  /** The reconciliation thread of depth queries. */
+  readonly reconcilePool: ReconcilePool;
+  /** Oracle queries with depth ≥ 1 (graph/hierarchy-query.ts). */
+  readonly depthQueries: DepthQueries;
   /** The engine identity recorded in manifests and compared by forensics. */
   readonly engine: EngineIdentity;
   readonly canonical: CanonicalJson;
@@ -77,6 +88,8 @@ export interface ServiceOptions {
   readonly extraServices?: (ctx: ServiceContext) => readonly ServiceBinding[];
   /** Deprecation notices (default: the served contract's table). */
   readonly deprecations?: Readonly<Record<string, DeprecationNotice>>;
+  /** Express middleware to run in front of the REST API (after security headers, CORS, compression). */
+  readonly httpMiddleware?: readonly RequestHandler[];
   /** The engine identity to record (default `ENGINE_INFO`; tests pose as another engine version). */
   readonly engine?: EngineIdentity;
 }
@@ -85,7 +98,8 @@ export interface RunningService {
   readonly ctx: ServiceContext;
   readonly pipeline: Pipeline;
   readonly routes: RouteTable;
-  readonly app: RequestListener;
+  /** The Express app serving REST (the API gateway and the site). */
+  readonly app: Express;
   readonly grpcServer: grpc.Server;
   readonly httpPort: number;
   readonly grpcPort: number;
@@ -99,10 +113,24 @@ export async function createService(config: Config, options: ServiceOptions = {}
   const log = options.log ?? createLogger(config.logLevel);
   // The master key first: a misconfigured one fails before the database is touched.
   const secrets = loadSecretBox(config);
+  // gRPC health follows the database's reachability (PostgreSQL); the server is made further down.
+  let onAvailability: (available: boolean) => void = () => {};
   const database = await openDatabase(config.databaseUrl, {
     backgroundCheckpoints: true,
     onCheckpointFailure: (error) => log.warn('background WAL checkpoints failed; the writer checkpoints itself again', { error }),
+    postgres: {
+      poolSize: config.databasePoolSize,
+      statementTimeoutMs: config.databaseStatementTimeoutMs,
+      connectTimeoutMs: config.databaseConnectTimeoutMs,
+      onAvailability: (available, error) => {
+        if (available) log.info('database reachable again: serving');
+        else log.error('database unreachable: calls answer 503 unavailable and gRPC health is NOT_SERVING until it returns', { error });
+        onAvailability(available);
+      },
+      onAnalyzeFailure: (table, error) => log.warn('refreshing planner statistics failed', { table, error }),
+    },
   });
+  if (database.appliedMigrations.length > 0) log.info('database migrated', { migrations: database.appliedMigrations });
   await verifyMasterKey(database, secrets).catch(async (err) => {
     await database.close();
     throw err;
@@ -116,6 +144,11 @@ export async function createService(config: Config, options: ServiceOptions = {}
     await database.close();
     throw err;
   });
+  const entities = new EntityStore(database);
+  const relations = new RelationStore(database);
+  const series = new SeriesLoader(observations);
+  const pool = new ForecastPool();
+  const reconcilePool = new ReconcilePool();
   const ctx: ServiceContext = {
     config,
     clock,
@@ -124,13 +157,16 @@ export async function createService(config: Config, options: ServiceOptions = {}
     secrets,
     accounts: new AccountStore(database, clock),
     usage: new UsageStore(database, (error) => log.warn('usage count flush failed; retrying', { error })),
-    entities: new EntityStore(database),
+    entities,
+    relations,
     observations,
     idempotency: new IdempotencyStore(database),
     cursors: new CursorCodec(await serverSecret(database, secrets, 'cursor')),
-    series: new SeriesLoader(observations),
-    pool: new ForecastPool(),
+    series,
+    pool,
     queries: new QueryStore(database),
+    reconcilePool,
+    depthQueries: new DepthQueries({ entities, relations, series, pool, reconcile: reconcilePool }),
     engine: options.engine ?? ENGINE_INFO,
     canonical,
     signingKeys,
@@ -142,6 +178,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
     accountService(ctx),
     keyService(ctx),
     oracleService(ctx),
+    graphService({ ...ctx, nodeForecasts: nodeForecaster(ctx) }),
     manifestService(ctx),
     forensicsService(ctx),
     ...(options.extraServices?.(ctx) ?? []),
@@ -170,21 +207,43 @@ export async function createService(config: Config, options: ServiceOptions = {}
     },
     methods,
   );
-  const app = createGateway(pipeline, routes, { maxBodyBytes: config.maxBodyBytes, clock, log, site: siteHandlers(pipeline, routes) });
+  const app = createRestApp(pipeline, routes, {
+    maxBodyBytes: config.maxBodyBytes,
+    clock,
+    log,
+    corsOrigins: config.corsOrigins,
+    compression: config.compression,
+    middleware: options.httpMiddleware,
+    site: siteHandlers(pipeline, routes, { publicBaseUrl: config.publicBaseUrl }),
+  });
   const { server: grpcServer, health } = createGrpcServer(pipeline, {
     maxMessageBytes: config.maxGrpcMessageBytes,
     descriptorBytes: descriptors.bytes,
   });
-  return { ctx, pipeline, routes, app, grpcServer, health };
+  const served = ['', ...new Set([...methods.values()].map((m) => m.service))];
+  let draining = false;
+  const setServing = (serving: boolean) => {
+    for (const name of served) health.setStatus(name, serving ? 'SERVING' : 'NOT_SERVING');
+  };
+  onAvailability = (available) => {
+    if (!draining) setServing(available);
+  };
+  /** Report NOT_SERVING from now on (a graceful stop), whatever the database does. */
+  const startDraining = () => {
+    draining = true;
+    setServing(false);
+  };
+  return { ctx, pipeline, routes, app, grpcServer, health, startDraining };
 }
 
 /** Build the service and bind both ports (0 = any free port). */
 export async function startService(config: Config, options: ServiceOptions = {}): Promise<RunningService> {
   const built = await createService(config, options);
-  const { ctx, app, grpcServer, health } = built;
+  const { ctx, app, grpcServer, startDraining } = built;
   const grpcPort = await bindGrpc(grpcServer, config.host, config.grpcPort);
   const http: HttpServer = await new Promise((resolve, reject) => {
     const s = createServer(app);
+    handleClientErrors(s, ctx.clock);
     s.once('error', reject);
     s.listen(config.httpPort, config.host, () => {
       s.off('error', reject);
@@ -202,13 +261,14 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const stop = () =>
     (stopping ??= (async () => {
       clearInterval(purgeTimer);
-      health.setStatus('', 'NOT_SERVING');
+      startDraining();
       const httpClosed = new Promise<void>((resolve) => http.close(() => resolve()));
       http.closeIdleConnections();
       const force = setTimeout(() => http.closeAllConnections(), config.shutdownGraceMs);
       await Promise.all([shutdownGrpc(grpcServer, config.shutdownGraceMs), httpClosed]);
       clearTimeout(force);
       await ctx.pool.close();
+      await ctx.reconcilePool.close();
       await ctx.usage.close().catch((error) => ctx.log.error('usage counts lost at stop', { error }));
       await ctx.database.close();
     })());

@@ -74,7 +74,8 @@ export class UsageStore {
       if (batch.size === 0) return;
       try {
         await this.database.transaction(async (trx) => {
-          for (const [k, n] of batch) {
+          // In key order: replicas flushing the same accounts lock their rows in the same order (no deadlock).
+          for (const [k, n] of [...batch].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
             const [accountId, month] = k.split('\u0000');
             await sql`INSERT INTO usage (account_id, month, count) VALUES (${accountId}, ${month}, ${n})
               ON CONFLICT (account_id, month) DO UPDATE SET count = usage.count + ${n}`.execute(trx);

@@ -5,7 +5,8 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { loadBenchmark } from './evaluate-data';
-import { evaluateSeries, type SeriesResult } from './evaluate-series';
+import { evaluateSeries } from './evaluate-series';
+import { serveBatches } from './worker-batches';
 
 /** What the main thread passes as `workerData`. */
 export interface WorkerInput {
@@ -16,20 +17,8 @@ export interface WorkerInput {
   readonly calibrate: 'auto' | 'off' | 'force';
 }
 
-/** Messages from a worker. */
-export type WorkerMessage = { readonly kind: 'ready' } | { readonly kind: 'results'; readonly results: SeriesResult[] };
-
 if (parentPort) {
-  const port = parentPort;
   const input = workerData as WorkerInput;
   const series = loadBenchmark(input.file, input.limit);
-  port.on('message', (batch: number[] | null) => {
-    if (batch === null) {
-      port.close();
-      return;
-    }
-    const results = batch.map((i) => evaluateSeries(series[i], input.models, input.level, input.calibrate));
-    port.postMessage({ kind: 'results', results } satisfies WorkerMessage);
-  });
-  port.postMessage({ kind: 'ready' } satisfies WorkerMessage);
+  serveBatches(parentPort, (i) => evaluateSeries(series[i], input.models, input.level, input.calibrate));
 }

@@ -1,6 +1,6 @@
 /**
  * The `forecast` operator CLI: `serve`, `accounts create|set-tier`, `keys create|revoke`,
- * `signing-keys rotate|list`, `manifests verify`, `evaluate`. Every command honours `DATABASE_URL` (and the rest of the environment config).
+ * `signing-keys rotate|list`, `manifests verify`, `evaluate`, `evaluate-hierarchy`. Every command honours `DATABASE_URL` (and the rest of the environment config).
  */
 import { AccountStore } from '../accounts/account-store';
 import { DEFAULT_SCOPES, isScope, isTier, SCOPES, type Scope } from '../accounts/tiers';
@@ -24,6 +24,7 @@ const USAGE = `usage: forecast <command> [options]
   manifests verify FILE [--jwks FILE|URL]
                                         verify a manifest or DSSE envelope (keys: --jwks, else the database's)
   evaluate --data FILE.jsonl [--models LIST] [--level 95] [--json] [--limit N]
+  evaluate-hierarchy --data FILE.json [--horizon H] [--json] [--workers N] [--draws K]
 
 Environment: DATABASE_URL (default sqlite:./data/forecast.db), HTTP_PORT (8080), GRPC_PORT (50051),
 HOST (127.0.0.1), LOG_LEVEL (info), MASTER_KEY / MASTER_KEY_FILE (signing-keys rotate).`;
@@ -47,6 +48,11 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
         // eslint-disable-next-line @typescript-eslint/no-require-imports
         const { evaluateCommand } = require('./evaluate') as { evaluateCommand(argv: string[]): Promise<number> };
         return await evaluateCommand(argv.slice(1));
+      }
+      case 'evaluate-hierarchy': {
+        // eslint-disable-next-line @typescript-eslint/no-require-imports
+        const { evaluateHierarchyCommand } = require('./evaluate-hierarchy') as { evaluateHierarchyCommand(argv: string[]): Promise<number> };
+        return await evaluateHierarchyCommand(argv.slice(1));
       }
       case undefined:
       case 'help':

@@ -48,6 +48,8 @@ export interface OriginScore {
   readonly spreads: Float64Array;
   /** Per step: the point forecast. */
   readonly means: Float64Array;
+  /** The forecast scored (set by `backtest`; hierarchical reconciliation re-scores it reconciled). */
+  readonly forecast?: PredictiveDistribution;
 }
 
 /** The result of `backtest`. */
@@ -144,7 +146,8 @@ export function backtest(
       // slice, not subarray: a family may keep (or transform) the array it is given
       const fitted = fam.fit(all.slice(0, t), info, options.fitOptions);
       model = fitted.model;
-      origins.push(scoreForecast(fitted.forecast(h), actual, level, quantiles, t));
+      const forecast = fitted.forecast(h);
+      origins.push({ ...scoreForecast(forecast, actual, level, quantiles, t), forecast });
     } catch (err) {
       failures.push(`origin ${t}: ${err instanceof Error ? err.message : String(err)}`);
     }

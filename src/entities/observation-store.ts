@@ -4,6 +4,7 @@
  * "as of" revision R sees, for each (axis, time), the newest value recorded at or before R.
  */
 import type { Database } from '../store/database';
+import { KeyedMutex } from '../store/keyed-mutex';
 import { prepared } from '../store/prepared';
 
 /** One observation as stored. */
@@ -44,6 +45,7 @@ export class ObservationStore {
   /** Read on every oracle query: prepared once (store/prepared.ts). */
   private readonly latest;
   private readonly newest;
+  private readonly accountWrites = new KeyedMutex();
 
   constructor(private readonly database: Database) {
     const db = database.db;
@@ -56,13 +58,17 @@ export class ObservationStore {
   /** Store all batches in one transaction as one revision (all or nothing). */
   async ingest(accountId: string, batches: readonly IngestBatch[], now: number): Promise<IngestResult> {
     const accepted = batches.reduce((n, b) => n + b.rows.length, 0);
-    return this.database.transaction(async (trx) => {
+    // Concurrent ingests of one account take their revisions in commit order: on PostgreSQL the
+    // account row's lock orders them across replicas (SQLite's single writer already does), so a
+    // read as of revision R, once R is acknowledged, never gains an earlier revision later. In
+    // this process they queue before taking a connection (`KeyedMutex`).
+    return this.accountWrites.run(accountId, () => this.database.transaction(async (trx) => {
+      if (this.database.dialect === 'postgres') await trx.selectFrom('accounts').select('id').where('id', '=', accountId).forUpdate().execute();
       const { revision } = await trx
         .insertInto('revisions')
         .values({ account_id: accountId, create_time: now, observation_count: accepted })
         .returning('revision')
         .executeTakeFirstOrThrow();
-      let corrections = 0;
       for (const batch of batches) {
         for (let i = 0; i < batch.rows.length; i += CHUNK) {
           const chunk = batch.rows.slice(i, i + CHUNK).map((r) => ({
@@ -75,28 +81,48 @@ export class ObservationStore {
           }));
           await trx.insertInto('observations').values(chunk).execute();
         }
+      }
+      // Corrections: (axis, time) groups, up to this revision, whose newest value is this
+      // revision's and that hold an older one. Counted once per (entity, axis) after every batch
+      // is in, over the time range this ingest touched: one ordered range scan of the primary
+      // key, whose cost never depends on planner statistics (a correlated EXISTS per new row took
+      // PostgreSQL 4 s for 2,000 rows, 60 s for 6,000, on tables not yet analysed).
+      const ranges = new Map<string, { entity: string; axis: string; min: number; max: number }>();
+      for (const batch of batches) {
+        for (const r of batch.rows) {
+          const key = `${batch.entity}\u0000${r.axis}`;
+          const range = ranges.get(key);
+          if (!range) ranges.set(key, { entity: batch.entity, axis: r.axis, min: r.time, max: r.time });
+          else {
+            range.min = Math.min(range.min, r.time);
+            range.max = Math.max(range.max, r.time);
+          }
+        }
+      }
+      let corrections = 0;
+      for (const { entity, axis, min, max } of ranges.values()) {
         const { n } = await trx
-          .selectFrom('observations as o')
-          .select((eb) => eb.fn.countAll<number>().as('n'))
-          .where('o.account_id', '=', accountId)
-          .where('o.entity', '=', batch.entity)
-          .where('o.revision', '=', Number(revision))
-          .where(({ exists, selectFrom }) =>
-            exists(
-              selectFrom('observations as p')
-                .select('p.time')
-                .whereRef('p.account_id', '=', 'o.account_id')
-                .whereRef('p.entity', '=', 'o.entity')
-                .whereRef('p.axis', '=', 'o.axis')
-                .whereRef('p.time', '=', 'o.time')
-                .whereRef('p.revision', '<', 'o.revision'),
-            ),
+          .selectFrom((eb) =>
+            eb
+              .selectFrom('observations')
+              .select('time')
+              .where('account_id', '=', accountId)
+              .where('entity', '=', entity)
+              .where('axis', '=', axis)
+              .where('time', '>=', min)
+              .where('time', '<=', max)
+              .where('revision', '<=', Number(revision))
+              .groupBy('time')
+              .having((h) => h.fn.max('revision'), '=', Number(revision))
+              .having((h) => h.fn.countAll(), '>', 1)
+              .as('corrected'),
           )
+          .select((eb) => eb.fn.countAll<number>().as('n'))
           .executeTakeFirstOrThrow();
         corrections += Number(n);
       }
       return { revision: Number(revision), accepted, corrections };
-    });
+    }));
   }
 
   /** The newest revision that exists (0 before any ingest). */

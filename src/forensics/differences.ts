@@ -11,9 +11,10 @@ export interface Difference {
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-/** `a.b` for identifier keys, `a["0.5"]` otherwise. */
+/** `a.b` for identifier keys, `a["0.5"]` otherwise (`b` at the root). */
 function child(path: string, key: string): string {
-  return IDENTIFIER.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`;
+  if (!IDENTIFIER.test(key)) return `${path}[${JSON.stringify(key)}]`;
+  return path ? `${path}.${key}` : key;
 }
 
 function isObject(v: Json | undefined): v is { [key: string]: Json } {

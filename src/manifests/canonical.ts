@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import { fromJson, toBinary, type DescMessage, type JsonObject, type JsonValue, type Registry } from '@bufbuild/protobuf';
 import { canonicalize } from 'json-canonicalize';
 import { Manifest } from '../../gen/forecast/v1/manifest.pb';
-import type { Forecast } from '../../gen/forecast/v1/oracle_service.pb';
+import type { QueryResponse } from '../../gen/forecast/v1/oracle_service.pb';
 import { protoJsonPrinter, type ProtoJsonPrinter } from './proto-json';
 
 /** The proto3 JSON options of every canonical form (and of the REST gateway). */
@@ -28,7 +28,7 @@ export function sha256Hex(data: string | Uint8Array): string {
 /** Converts generated (ts-proto) messages to and from their canonical proto3 JSON. */
 export class CanonicalJson {
   private readonly manifestSchema: DescMessage;
-  private readonly printForecast: ProtoJsonPrinter;
+  private readonly printResponse: ProtoJsonPrinter;
   private readonly printManifest: ProtoJsonPrinter;
 
   constructor(registry: Registry) {
@@ -38,13 +38,17 @@ export class CanonicalJson {
       return m;
     };
     this.manifestSchema = message('forecast.v1.Manifest');
-    this.printForecast = protoJsonPrinter(message('forecast.v1.Forecast'));
+    this.printResponse = protoJsonPrinter(message('forecast.v1.QueryResponse'));
     this.printManifest = protoJsonPrinter(this.manifestSchema);
   }
 
-  /** The proto3 JSON of a forecast, as the REST API returns it. */
-  forecast(forecast: Forecast): JsonObject {
-    return this.printForecast(forecast);
+  /**
+   * The output of a query answer, as the REST API returns its parts: the object of its
+   * `forecast`, `descendants` and `reconciliation` (the manifest's `output_digest` is over it).
+   */
+  output(response: Pick<QueryResponse, 'forecast' | 'descendants' | 'reconciliation'>): JsonObject {
+    const json = this.printResponse({ ...response, manifest: undefined });
+    return { forecast: json.forecast, descendants: json.descendants, reconciliation: json.reconciliation };
   }
 
   /** The proto3 JSON of a manifest, as the REST API returns it (signature included if set). */

@@ -1,11 +1,14 @@
 /**
  * The manifest of a query, from what the query computed (the `Manifest` proto documents every
- * field). Unsigned here: `ManifestSigner` adds `key_id` and `signature`.
+ * field). Unsigned here: `ManifestSigner` adds `key_id` and `signature`. The inputs and models
+ * are lists keyed by (entity, axis), so a depth-0 query (one entry per axis) and a depth ≥ 1
+ * query (every series of the hierarchy, every node model) are described the same way.
  */
-import type { Manifest, ManifestRequest } from '../../gen/forecast/v1/manifest.pb';
+import type { Manifest, ManifestInput, ManifestModel, ManifestRequest } from '../../gen/forecast/v1/manifest.pb';
 import { formatTime } from '../clock';
-import type { Params } from '../engine/types';
-import type { AxisOutcome } from '../oracle/axis-forecast';
+import type { Params, SeriesInfo } from '../engine/types';
+import type { ForecastJobResult } from '../oracle/forecast-job';
+import type { LoadedSeries } from '../oracle/series-loader';
 
 /** Version of the manifest format written now. */
 export const MANIFEST_VERSION = 1;
@@ -23,8 +26,8 @@ export interface QueryFacts {
   readonly createTime: number;
   readonly request: ManifestRequest;
   readonly dataRevision: number;
-  /** Every series read, the queried entity's first (in request order), then descendants'. */
-  readonly outcomes: readonly AxisOutcome[];
+  readonly inputs: readonly ManifestInput[];
+  readonly models: readonly ManifestModel[];
   readonly engine: EngineIdentity;
   readonly outputDigest: string;
 }
@@ -48,6 +51,38 @@ export function paramsJson(value: Params[string] | Params | undefined): JsonPara
   return out;
 }
 
+/** The manifest entry of a series read: `frequency` is its entity's. */
+export function manifestInput(entity: string, axis: string, kind: string, frequency: string, series: LoadedSeries): ManifestInput {
+  return {
+    entity,
+    axis,
+    kind,
+    frequency,
+    observations: series.nobs,
+    firstTime: series.firstTime === undefined ? '' : formatTime(series.firstTime),
+    lastTime: series.lastTime === undefined ? '' : formatTime(series.lastTime),
+    seriesDigest: series.digest,
+  };
+}
+
+/** The manifest entry of a model fitted to the series with digest `seriesDigest` (`aggregated`: a sum of leaves). */
+export function manifestModel(entity: string, axis: string, result: ForecastJobResult, seed: number, info: SeriesInfo, seriesDigest: string, aggregated = false): ManifestModel {
+  return {
+    entity,
+    axis,
+    model: result.model,
+    spec: result.requestedModel,
+    params: paramsJson(result.params) as { [key: string]: JsonParam },
+    seed,
+    intervalMethod: result.intervalMethod,
+    seasonLength: info.period,
+    seasonalPeriods: [...(info.periods ?? [])],
+    warnings: [...result.warnings],
+    seriesDigest,
+    aggregated,
+  };
+}
+
 /** The unsigned manifest of a query. */
 export function buildManifest(facts: QueryFacts): Manifest {
   return {
@@ -56,29 +91,9 @@ export function buildManifest(facts: QueryFacts): Manifest {
     createdAt: formatTime(facts.createTime),
     request: facts.request,
     dataRevision: String(facts.dataRevision),
-    inputs: facts.outcomes.map((o) => ({
-      entity: o.entity.entity,
-      axis: o.axis.name,
-      kind: o.axis.kind,
-      frequency: o.entity.frequency,
-      observations: o.series.nobs,
-      firstTime: o.series.firstTime === undefined ? '' : formatTime(o.series.firstTime),
-      lastTime: o.series.lastTime === undefined ? '' : formatTime(o.series.lastTime),
-      seriesDigest: o.series.digest,
-    })),
+    inputs: [...facts.inputs],
     engine: { name: facts.engine.name, version: facts.engine.version, runtime: facts.engine.runtime },
-    models: facts.outcomes.map((o) => ({
-      entity: o.entity.entity,
-      axis: o.axis.name,
-      model: o.result.model,
-      spec: o.result.requestedModel,
-      params: paramsJson(o.result.params) as { [key: string]: JsonParam },
-      seed: o.seed,
-      intervalMethod: o.result.intervalMethod,
-      seasonLength: o.info.period,
-      seasonalPeriods: [...(o.info.periods ?? [])],
-      warnings: [...o.result.warnings],
-    })),
+    models: [...facts.models],
     outputDigest: facts.outputDigest,
     keyId: '',
     signature: '',

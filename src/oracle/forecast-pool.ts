@@ -69,7 +69,7 @@ export class ForecastPool {
         return result;
       });
     }
-    const key = `${job.fitKey}|${job.thresholds?.join(',') ?? 'default'}|${job.levels.join(',')}`;
+    const key = `${job.fitKey}|${job.thresholds?.join(',') ?? 'default'}|${job.levels.join(',')}|${job.detail ? `d${job.detail.draws}/${job.detail.originDraws}` : ''}`;
     const cached = this.summaries.get(key);
     if (cached) {
       this.stats.summaryHits++;

@@ -8,6 +8,7 @@ import { setPriority } from 'node:os';
 import { isMainThread, parentPort } from 'node:worker_threads';
 import { forecastSeries, InsufficientDataError, type ForecastResult } from '../engine/index';
 import { Rng } from '../engine/rng';
+import { nodeDetail } from '../graph/node-detail';
 import type { WorkerReply, WorkerRequest } from './forecast-job';
 import { summarise } from './summary';
 
@@ -79,6 +80,7 @@ function fit(request: WorkerRequest): WorkerReply {
         nobs: result.nobs,
         summary,
         fitted,
+        detail: job.detail ? nodeDetail(result, job.series, job.horizon, job.detail) : undefined,
       },
     };
   } catch (err) {

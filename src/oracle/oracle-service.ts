@@ -8,9 +8,11 @@ import { parseEntityId } from '../entities/entity-id';
 import type { EntityRecord, EntityStore } from '../entities/entity-store';
 import type { ObservationStore } from '../entities/observation-store';
 import { newId } from '../ids';
-import { jcs, sha256Hex, type CanonicalJson } from '../manifests/canonical';
-import { buildManifest, type EngineIdentity } from '../manifests/manifest-builder';
+import type { ManifestRequest } from '../../gen/forecast/v1/manifest.pb';
+import type { CanonicalJson } from '../manifests/canonical';
+import { manifestInput, manifestModel, type EngineIdentity } from '../manifests/manifest-builder';
 import type { ManifestSigner } from '../manifests/manifest-signer';
+import { recordQuery } from '../manifests/query-recorder';
 import { accountOf } from '../rpc/context';
 import { invalidArgument, NotFoundError, ServiceError } from '../rpc/errors';
 import { bindService, type ServiceBinding } from '../rpc/registry';
@@ -20,6 +22,8 @@ import type { QueryStore } from './query-store';
 import { seasonalInfo, seedOf } from './engine-info';
 import type { SeriesLoader } from './series-loader';
 import { DEFAULT_QUANTILE_LEVELS } from './summary';
+import { answerDepthQuery, checkReconciliation, type CheckedDepthRequest } from '../graph/depth-endpoint';
+import type { DepthQueries } from '../graph/hierarchy-query';
 
 export const MAX_DEPTH = 8;
 export const MAX_HORIZON = 1000;
@@ -39,22 +43,17 @@ export interface OracleDeps {
   readonly signer: ManifestSigner;
   /** The engine identity recorded in manifests (`ENGINE_INFO`). */
   readonly engine: EngineIdentity;
+  readonly depthQueries: DepthQueries;
 }
 
-interface CheckedRequest {
+interface CheckedRequest extends CheckedDepthRequest {
   readonly entity: string;
-  readonly depth: number;
-  readonly horizon: number;
-  readonly axes: readonly string[];
-  readonly thresholds: readonly number[] | undefined;
-  readonly levels: readonly number[];
 }
 
 /** Validate the request fields that do not need the entity. */
 function checkRequest(req: QueryRequest): Omit<CheckedRequest, 'axes'> {
   const { entity } = parseEntityId(req.entity);
   if (!Number.isInteger(req.depth) || req.depth < 0 || req.depth > MAX_DEPTH) throw invalidArgument('depth', `must be 0..${MAX_DEPTH}, got ${req.depth}`);
-  if (req.depth > 0) throw invalidArgument('depth', `values above 0 (hierarchical reconciliation) are not supported yet; use 0`);
   const horizon = req.horizon || 1;
   if (!Number.isInteger(horizon) || horizon < 1 || horizon > MAX_HORIZON) throw invalidArgument('horizon', `must be 1..${MAX_HORIZON}, got ${req.horizon}`);
   if (req.thresholds.length > MAX_THRESHOLDS) throw invalidArgument('thresholds', `at most ${MAX_THRESHOLDS}, got ${req.thresholds.length}`);
@@ -75,6 +74,22 @@ function checkRequest(req: QueryRequest): Omit<CheckedRequest, 'axes'> {
     horizon,
     thresholds: req.thresholds.length > 0 ? [...req.thresholds] : undefined,
     levels: req.quantiles.length > 0 ? [...req.quantiles] : DEFAULT_QUANTILE_LEVELS,
+    method: checkReconciliation(req.reconciliation),
+  };
+}
+
+/** The normalised request the manifest records (defaults applied, axes resolved). */
+function manifestRequest(req: QueryRequest, checked: Omit<CheckedRequest, 'axes'>, axes: readonly string[]): ManifestRequest {
+  return {
+    entity: checked.entity,
+    depth: checked.depth,
+    axes: [...axes],
+    horizon: checked.horizon,
+    thresholds: [...(checked.thresholds ?? [])],
+    quantiles: [...checked.levels],
+    includeManifest: req.includeManifest,
+    // unused at depth 0, so not recorded there
+    reconciliation: checked.depth > 0 ? checked.method : '',
   };
 }
 
@@ -103,6 +118,7 @@ export function oracleService(deps: OracleDeps): ServiceBinding {
         if (!entity) throw new NotFoundError('entity', checked.entity);
         const axes = resolveAxes(req.axes, entity);
         const asOf = await deps.observations.latestRevision();
+        if (checked.depth > 0) return answerDepthQuery(deps, ctx, accountId, entity, { ...checked, axes }, asOf, manifestRequest(req, checked, axes));
         const info = seasonalInfo(entity);
         const plans = await Promise.all(
           axes.map(async (name) => {
@@ -114,32 +130,16 @@ export function oracleService(deps: OracleDeps): ServiceBinding {
         const spec = { horizon: checked.horizon, thresholds: checked.thresholds, levels: checked.levels };
         const outcomes = await forecastAxes(deps.pool, plans, spec);
         const forecast = assembleForecast(outcomes, spec, entity.frequency);
-        const output = jcs(deps.canonical.forecast(forecast));
-        const outputDigest = sha256Hex(output);
-        const queryId = newId('q', ctx.clock);
-        const createTime = ctx.clock.now();
-        const request = { entity: checked.entity, depth: checked.depth, axes, horizon: checked.horizon, thresholds: [...(checked.thresholds ?? [])], quantiles: [...checked.levels], includeManifest: req.includeManifest };
-        const signed = await deps.signer.sign(buildManifest({ queryId, createTime, request, dataRevision: asOf, outcomes, engine: deps.engine, outputDigest }));
-        // The record and the signed manifest are one row: committed together, before the answer.
-        await deps.queries.save({
-          queryId,
+        return recordQuery(deps, {
           accountId,
-          entity: entity.entity,
-          createTime,
+          apiKeyId: ctx.principal!.keyId,
+          createTime: ctx.clock.now(),
           dataRevision: asOf,
-          keyId: ctx.principal!.keyId,
-          output,
-          outputDigest,
-          manifest: signed.json,
+          request: manifestRequest(req, checked, axes),
+          inputs: outcomes.map((o) => manifestInput(entity.entity, o.axis.name, o.axis.kind, entity.frequency, o.series)),
+          models: outcomes.map((o) => manifestModel(entity.entity, o.axis.name, o.result, o.seed, o.info, o.series.digest)),
+          response: { queryId: newId('q', ctx.clock), forecast, dataAsOf: String(asOf), entity: entity.entity, depth: checked.depth, descendants: [], reconciliation: '', manifest: undefined },
         });
-        return {
-          queryId,
-          forecast,
-          dataAsOf: String(asOf),
-          entity: entity.entity,
-          depth: checked.depth,
-          manifest: req.includeManifest ? signed.manifest : undefined,
-        };
       },
     },
   });

@@ -72,7 +72,8 @@ function build(entity: EntityRecord, axis: AxisRecord, rows: readonly { time: nu
   };
 }
 
-function digestOf(entity: EntityRecord, axis: AxisRecord, first: number, values: Float64Array): string {
+/** SHA-256 of a series on the entity's grid: frequency, kind, first grid index, values as float64. */
+export function digestOf(entity: Pick<EntityRecord, 'frequency'>, axis: Pick<AxisRecord, 'kind'>, first: number, values: Float64Array): string {
   return createHash('sha256')
     .update(`${entity.frequency}\u0000${axis.kind}\u0000${first}\u0000`)
     .update(Buffer.from(values.buffer, values.byteOffset, values.byteLength))

@@ -67,7 +67,9 @@ export class Pipeline {
 
   /**
    * Run a unary call. `decode` yields the request; it runs after authentication, so a caller
-   * without a valid key learns nothing from how its input is judged (401 before 400).
+   * without a valid key learns nothing from how its input is judged (401 before 400), and a
+   * transport may read the request only then (REST reads the body in `decode`: nothing of an
+   * unauthenticated upload is buffered).
    */
   unary(entry: MethodEntry, decode: () => unknown, incoming: IncomingCall): Promise<CallOutcome<unknown>> {
     const endpoint = entry.endpoint;
@@ -77,8 +79,8 @@ export class Pipeline {
     return this.invoke(
       entry,
       incoming,
-      () => {
-        request = decode();
+      async () => {
+        request = await decode();
         return request;
       },
       (ctx) => endpoint.handle(request, ctx),
@@ -119,7 +121,7 @@ export class Pipeline {
   private async invoke(
     entry: MethodEntry,
     incoming: IncomingCall,
-    decode: () => unknown,
+    decode: () => unknown | Promise<unknown>,
     run: (ctx: CallContext) => Promise<unknown>,
     requestBytes: () => Promise<Buffer | undefined>,
   ): Promise<CallOutcome<unknown>> {
@@ -140,7 +142,7 @@ export class Pipeline {
         ctx.principal = await authenticate(incoming.header('authorization'), this.deps.accounts, clock);
         if (access !== 'authenticated') requireScope(ctx.principal, access);
       }
-      const request = decode();
+      const request = await decode();
       if (entry.deprecation) addDeprecationHeaders(headers, entry.deprecation);
       for (const field of entry.deprecatedFields) {
         if (request !== undefined && isSet((request as Record<string, unknown>)[field.localName])) addDeprecationHeaders(headers, field.deprecation);

@@ -4,10 +4,11 @@
  */
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { Kysely, Migrator, SqliteDialect, PostgresDialect, type CompiledQuery, type Transaction } from 'kysely';
+import { Kysely, Migrator, SqliteDialect, type CompiledQuery, type Transaction } from 'kysely';
 import type { Schema } from './schema';
 import { startCheckpointer, type Checkpointer } from './checkpointer';
 import { migrationProvider } from './migrations';
+import { openPostgres, type PostgresHandle, type PostgresSettings } from './pg-pool';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -24,6 +25,12 @@ export interface Database {
    * run synchronously; PostgreSQL: one transaction on the pool.
    */
   read(queries: readonly CompiledQuery[]): Promise<unknown[][]>;
+  /**
+   * The migrations this open applied, in order (empty when the schema was current). Replicas
+   * starting together on one PostgreSQL database take kysely's migration lock in turn: one of
+   * them applies the migrations, the others find them applied.
+   */
+  readonly appliedMigrations: readonly string[];
   close(): Promise<void>;
 }
 
@@ -39,6 +46,8 @@ export interface OpenOptions {
   readonly backgroundCheckpoints?: boolean;
   /** Told when background checkpoints fail and the writer falls back to its own. */
   readonly onCheckpointFailure?: (err: unknown) => void;
+  /** PostgreSQL: pool size, timeouts, and who is told when the server becomes unreachable (`store/pg-pool.ts`). */
+  readonly postgres?: PostgresSettings;
 }
 
 /** SQLite's default: checkpoint in the commit that takes the WAL past this many pages. */
@@ -52,6 +61,7 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
   let db: Kysely<Schema>;
   let dialect: DialectName;
   let reader: import('better-sqlite3').Database | undefined;
+  let postgres: PostgresHandle | undefined;
   // Started once the migrations have succeeded.
   let startCheckpoints: (() => Checkpointer) | undefined;
   // Statements on the SQLite writer connection that may have changed what cached reads return (see `readSynchronously`).
@@ -89,11 +99,8 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
       }
     }
   } else if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const pg = require('pg') as typeof import('pg');
-    // BIGINT columns hold epoch-ms times and revisions: parse them as numbers (< 2^53).
-    pg.types.setTypeParser(20, (v: string) => Number(v));
-    db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url, max: 10 }) }) });
+    postgres = openPostgres(url, options.postgres);
+    db = postgres.db;
     dialect = 'postgres';
   } else {
     throw new Error(`DATABASE_URL must start with sqlite: or postgres://, got ${JSON.stringify(url)}`);
@@ -103,7 +110,7 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
   const failed = results?.find((r) => r.status === 'Error');
   if (error || failed) {
     reader?.close();
-    await db.destroy();
+    await (postgres ? postgres.close() : db.destroy());
     throw new Error(`database migration failed${failed ? ` at ${failed.migrationName}` : ''}: ${String(error)}`);
   }
   const checkpointer = startCheckpoints?.();
@@ -113,11 +120,12 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     dialect,
     transaction: (fn) => db.transaction().execute(fn),
     read,
+    appliedMigrations: (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName),
     close: async () => {
       // Stopped first: closing the writer then checkpoints whatever remains and removes the WAL.
       await checkpointer?.close();
       reader?.close();
-      await db.destroy();
+      await (postgres ? postgres.close() : db.destroy());
     },
   };
 }
@@ -211,10 +219,14 @@ function readSynchronously(reader: import('better-sqlite3').Database, externalVe
   };
 }
 
-/** `Database.read` through kysely: one query as is, several in one transaction. */
+/**
+ * `Database.read` through kysely: one query as is, several in one transaction — REPEATABLE READ,
+ * so on PostgreSQL they share one snapshot (READ COMMITTED takes one per statement). No cache:
+ * on PostgreSQL every read sees every write committed before it started, on any replica.
+ */
 async function readInTransaction(db: Kysely<Schema>, queries: readonly CompiledQuery[]): Promise<unknown[][]> {
   if (queries.length === 1) return [(await db.executeQuery(queries[0])).rows];
-  return db.transaction().execute(async (trx) => {
+  return db.transaction().setIsolationLevel('repeatable read').execute(async (trx) => {
     const out: unknown[][] = [];
     for (const q of queries) out.push((await trx.executeQuery(q)).rows);
     return out;

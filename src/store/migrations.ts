@@ -174,6 +174,38 @@ export function migrations(dialect: DialectName): Record<string, Migration> {
           .execute();
       },
     },
+    '0007_graph': {
+      async up(db: Kysely<any>) {
+        // ListRelations by kind walks (parent, kind, child) within one kind; by parent and by
+        // child the primary key and relations_child serve.
+        await db.schema.createIndex('relations_kind').on('relations').columns(['account_id', 'kind', 'parent', 'child']).execute();
+      },
+    },
+    '0009_postgres': {
+      /**
+       * PostgreSQL: every text column compares and sorts bytewise (`COLLATE "C"`), as SQLite's
+       * do, whatever the database's default collation. Why: a server's default is often a
+       * language collation (en_US, ICU), where "a:b" < "ab" < "B" — identifiers would list in
+       * another order than on SQLite, and text indexes would not serve prefix matches. Applies
+       * to every table present when it runs (those of all earlier migrations); a later
+       * migration gives its own text columns `COLLATE "C"`.
+       */
+      async up(db: Kysely<any>) {
+        if (dialect !== 'postgres') return;
+        const { rows } = await sql<{ table_name: string; column_name: string }>`
+          SELECT table_name, column_name FROM information_schema.columns
+          WHERE table_schema = current_schema() AND data_type = 'text' AND table_name NOT LIKE 'kysely_%'
+            AND (collation_name IS NULL OR collation_name <> 'C')
+          ORDER BY table_name, ordinal_position`.execute(db);
+        const columns = new Map<string, string[]>();
+        for (const r of rows) columns.set(r.table_name, [...(columns.get(r.table_name) ?? []), r.column_name]);
+        // Foreign keys between these columns stay valid (both sides deterministic collations).
+        for (const [table, names] of columns) {
+          const changes = sql.join(names.map((c) => sql`ALTER COLUMN ${sql.id(c)} TYPE text COLLATE "C"`));
+          await sql`ALTER TABLE ${sql.id(table)} ${changes}`.execute(db);
+        }
+      },
+    },
   };
 }
 

@@ -168,7 +168,7 @@ describe('input errors', () => {
     expectError([await rest(t, keyA, { method: 'GET', path: '/v1/nothing-here' })], 'not_found', 404, 5);
     const wrongMethod = await rest(t, keyA, { method: 'PUT', path: '/v1/entities/store:berlin' });
     expectError([wrongMethod], 'method_not_allowed', 405, 12);
-    assert.equal(wrongMethod.headers.allow, 'DELETE, GET');
+    assert.equal(wrongMethod.headers.allow, 'DELETE, GET, HEAD');
     const Ctor = makeGenericClientConstructor(
       { nope: { path: '/forecast.v1.EntityService/Nope', requestStream: false, responseStream: false, requestSerialize: (b: Buffer) => b, requestDeserialize: (b: Buffer) => b, responseSerialize: (b: Buffer) => b, responseDeserialize: (b: Buffer) => b } },
       'Nope',

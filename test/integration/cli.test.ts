@@ -1,11 +1,10 @@
-/** The operator CLI against a real SQLite file: accounts and keys made by the CLI work on the API. */
+/** The operator CLI against the run's database: accounts and keys made by the CLI work on the API. */
 import { test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { packageRoot } from '../../src/rpc/descriptors';
+import { freshDatabaseUrl } from '../helpers/database';
 import { startTestService } from '../helpers/service';
 
 const bin = join(packageRoot(), 'bin', 'forecast.js');
@@ -20,8 +19,8 @@ function cli(args: string[], env: NodeJS.ProcessEnv): { code: number; out: strin
 }
 
 test('accounts create --json, keys create/revoke, set-tier; the keys work on the API', async () => {
-  const db = `sqlite:${join(mkdtempSync(join(tmpdir(), 'forecast-cli-')), 'cli.db')}`;
-  const env = { DATABASE_URL: db };
+  const fresh = await freshDatabaseUrl();
+  const env = { DATABASE_URL: fresh.url, ...(fresh.masterKey && { MASTER_KEY: fresh.masterKey }) };
   const created = cli(['accounts', 'create', '--tier', 'free', '--email', 'ops@example.com', '--json'], env);
   assert.equal(created.code, 0, created.err);
   const { account_id, api_key } = JSON.parse(created.out.trim());
@@ -36,7 +35,7 @@ test('accounts create --json, keys create/revoke, set-tier; the keys work on the
   assert.deepEqual(key2.scopes, ['forecast:read']);
   assert.equal(cli(['keys', 'create', '--account', account_id, '--scopes', 'everything'], env).code, 2);
 
-  const t = await startTestService({ env: { DATABASE_URL: db } });
+  const t = await startTestService({ env });
   try {
     const get = (k: string) => fetch(`${t.baseUrl}/v1/account`, { headers: { authorization: `Bearer ${k}` } });
     const res = await get(api_key);
@@ -50,6 +49,7 @@ test('accounts create --json, keys create/revoke, set-tier; the keys work on the
     assert.equal(cli(['keys', 'revoke', '--account', account_id, '--key', key2.key_id], env).code, 1);
   } finally {
     await t.close();
+    await fresh.drop();
   }
 });
 

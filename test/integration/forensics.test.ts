@@ -65,6 +65,8 @@ function answer(o: Outcome): any {
     engine_version: d.engineVersion,
     engine_version_changed: d.engineVersionChanged,
     notes: d.notes,
+    descendants: d.descendants,
+    reconciliation: d.reconciliation,
   };
 }
 
@@ -96,7 +98,7 @@ describe('reproduce after later data', () => {
       assert.equal(a.reproduced, true);
       assert.equal(a.original_output_digest, original.manifest.output_digest);
       assert.equal(a.reproduced_output_digest, original.manifest.output_digest);
-      assert.equal(canonicalDigest(a.forecast), original.manifest.output_digest);
+      assert.equal(canonicalDigest({ forecast: a.forecast, descendants: a.descendants, reconciliation: a.reconciliation }), original.manifest.output_digest);
       assert.deepEqual(a.forecast, original.forecast);
       assert.deepEqual(a.differences, []);
       assert.equal(a.data_revision, original.data_as_of);
@@ -162,7 +164,7 @@ describe('bad input and data that is gone', () => {
   }
 
   test('the gRPC oracle and the REST reproduction agree (the protocol does not matter)', async () => {
-    const o = await grpcCall(oracle, oracle.query, key, { entity: 'store:kept', depth: 0, includeManifest: true, axes: [], horizon: 2, thresholds: [], quantiles: [] });
+    const o = await grpcCall(oracle, oracle.query, key, { entity: 'store:kept', depth: 0, includeManifest: true, axes: [], horizon: 2, thresholds: [], quantiles: [], reconciliation: '' });
     assert.equal(o.code, 'ok', o.message);
     const a = answer(await reproduceCall('rest', o.data.queryId));
     assert.equal(a.reproduced, true);

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import { Manifest } from '../../gen/forecast/v1/manifest.pb';
 import { ManifestServiceClient } from '../../gen/forecast/v1/manifest_service.pb';
-import { Forecast, OracleServiceClient, type QueryRequest } from '../../gen/forecast/v1/oracle_service.pb';
+import { OracleServiceClient, QueryResponse, type QueryRequest } from '../../gen/forecast/v1/oracle_service.pb';
 import { ManualClock } from '../../src/clock';
 import { grpcCall, rest, type Outcome } from '../helpers/dual';
 import { canonicalDigest, leaves, verifyEnvelope, verifyManifest, withChangedLeaf } from '../helpers/independent-verifier';
@@ -46,6 +46,7 @@ function query(protocol: Protocol, body: Body, k = key): Promise<Outcome> {
     horizon: body.horizon ?? 0,
     thresholds: body.thresholds ?? [],
     quantiles: body.quantiles ?? [],
+    reconciliation: '',
   };
   return grpcCall(oracle, oracle.query, k, req);
 }
@@ -55,8 +56,10 @@ function manifestJson(o: Outcome): any {
   return o.protocol === 'rest' ? o.data.manifest : protoJson('forecast.v1.Manifest', Manifest, o.data.manifest);
 }
 
-function forecastJson(o: Outcome): any {
-  return o.protocol === 'rest' ? o.data.forecast : protoJson('forecast.v1.Forecast', Forecast, o.data.forecast);
+/** The answer's output (what `output_digest` covers): its forecast, descendants and reconciliation, as JSON. */
+function outputJson(o: Outcome): any {
+  const json = o.protocol === 'rest' ? o.data : protoJson('forecast.v1.QueryResponse', QueryResponse, o.data);
+  return { forecast: json.forecast, descendants: json.descendants, reconciliation: json.reconciliation };
 }
 
 function queryIdOf(o: Outcome): string {
@@ -93,19 +96,20 @@ for (const protocol of ['rest', 'grpc'] as const) {
       assert.equal(m.manifest_version, 1);
       assert.equal(m.query_id, queryIdOf(o));
       assert.equal(m.created_at, '2026-01-15T12:00:00Z');
-      assert.deepEqual(m.request, { entity: 'store:berlin', depth: 0, axes: ['demand'], horizon: 3, thresholds: [], quantiles: [0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95], include_manifest: true });
+      assert.deepEqual(m.request, { entity: 'store:berlin', depth: 0, axes: ['demand'], horizon: 3, thresholds: [], quantiles: [0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95], include_manifest: true, reconciliation: '' });
       assert.equal(m.data_revision, o.protocol === 'rest' ? o.data.data_as_of : o.data.dataAsOf);
       assert.equal(m.inputs.length, 1);
       assert.deepEqual({ ...m.inputs[0], series_digest: undefined }, { entity: 'store:berlin', axis: 'demand', kind: 'continuous', frequency: 'P1D', observations: 120, first_time: dayTime(0), last_time: dayTime(119), series_digest: undefined });
       assert.match(m.inputs[0].series_digest, /^[0-9a-f]{64}$/);
       assert.equal(m.models.length, 1);
-      assert.equal(m.models[0].model, forecastJson(o).model);
+      assert.equal(m.models[0].model, outputJson(o).forecast.model);
       assert.ok(m.models[0].spec.length > 0);
       assert.equal(typeof m.models[0].params, 'object');
       assert.ok(Number.isInteger(m.models[0].seed));
       assert.deepEqual([m.models[0].season_length, m.models[0].seasonal_periods], [7, [7, 365]]);
       assert.equal(m.engine.name, 'forecast-engine');
-      assert.equal(m.output_digest, canonicalDigest(forecastJson(o)), 'output_digest = SHA-256 of the canonical forecast received');
+      assert.equal(m.output_digest, canonicalDigest(outputJson(o)), 'output_digest = SHA-256 of the canonical output received');
+      assert.deepEqual([m.models[0].series_digest, m.models[0].aggregated], [m.inputs[0].series_digest, false]);
       assert.ok(keys.keys.some((k: any) => k.kid === m.key_id));
       assert.match(m.signature, /^0x[0-9a-f]{128}$/);
       const plain = await query(protocol, { entity: 'store:berlin', horizon: 3 });

@@ -58,6 +58,7 @@ function query(protocol: 'rest' | 'grpc', body: Body, k = key): Promise<Outcome>
     horizon: body.horizon ?? 0,
     thresholds: body.thresholds ?? [],
     quantiles: body.quantiles ?? [],
+    reconciliation: '',
   };
   return grpcCall(client, client.query, k, req);
 }
@@ -116,7 +117,6 @@ for (const protocol of ['rest', 'grpc'] as const) {
         [{}, 'invalid_argument', 'entity'],
         [{ entity: 'steady' }, 'invalid_argument', 'entity'],
         [{ entity: 'store:steady', depth: 9 }, 'invalid_argument', 'depth'],
-        [{ entity: 'store:steady', depth: 1 }, 'invalid_argument', 'not supported yet'],
         [{ entity: 'store:steady', horizon: 1001 }, 'invalid_argument', 'horizon'],
         [{ entity: 'store:steady', horizon: -1 }, 'invalid_argument', 'horizon'],
         [{ entity: 'store:steady', thresholds: [1, 1] }, 'invalid_argument', 'thresholds[1]'],

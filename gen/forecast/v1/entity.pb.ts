@@ -85,8 +85,10 @@ export interface Relation {
   /** Child entity (`<type>:<id>`). Required. */
   child: string;
   /**
-   * Relation kind. Only `contains` exists in v1 (default when empty). `contains` edges form
-   * a hierarchy: an edge that would close a cycle is refused with 400.
+   * Relation kind, `[a-z][a-z_]{0,31}`; `contains` when empty on input. `contains` edges form
+   * the aggregation hierarchy (a node's value is the sum of the leaves beneath it); other kinds
+   * (`supplies`, …) are traversable only. Among the relations of one kind an edge that would
+   * close a cycle is refused with 400.
    */
   kind: string;
   /** Output only: creation time, RFC 3339 UTC. */

@@ -19,7 +19,7 @@ import {
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
 import { Value } from "../../google/protobuf/struct.pb";
-import { Forecast } from "./oracle_service.pb";
+import { Descendant, Forecast } from "./oracle_service.pb";
 
 export const protobufPackage = "forecast.v1";
 
@@ -37,11 +37,11 @@ export interface ReproduceResponse {
   queryId: string;
   /** True when the reproduced output is identical to the recorded one (equal digests). */
   reproduced: boolean;
-  /** The manifest's `output_digest`: SHA-256 of the recorded forecast's canonical JSON. */
+  /** The manifest's `output_digest`: SHA-256 of the recorded output's canonical JSON. */
   originalOutputDigest: string;
-  /** SHA-256 of the reproduced forecast's canonical JSON (same definition). */
+  /** SHA-256 of the reproduced output's canonical JSON (same definition). */
   reproducedOutputDigest: string;
-  /** Every leaf of the forecast that differs, in document order; empty when `reproduced`. */
+  /** Every leaf of the output that differs, in document order; empty when `reproduced`. */
   differences: ForecastDifference[];
   /** The reproduced forecast. */
   forecast?:
@@ -57,20 +57,24 @@ export interface ReproduceResponse {
   engineVersionChanged: boolean;
   /** Remarks on the reproduction, e.g. that the engine version differs. */
   notes: string[];
+  /** The reproduced descendants (`depth` ≥ 1; empty at `depth` 0). */
+  descendants: Descendant[];
+  /** The reconciliation method the reproduction used (`depth` ≥ 1; empty at `depth` 0). */
+  reconciliation: string;
 }
 
-/** One differing leaf of the forecast. */
+/** One differing leaf of the output. */
 export interface ForecastDifference {
   /**
-   * Path of the leaf in the forecast's JSON form, e.g. `forecast.distribution[3]`,
-   * `forecast.quantiles["0.5"]`, `forecast.model`.
+   * Path of the leaf in the output's JSON form, e.g. `forecast.distribution[3]`,
+   * `forecast.quantiles["0.5"]`, `descendants[2].forecast.model`, `reconciliation`.
    */
   path: string;
-  /** The recorded value; absent when the recorded forecast has no such leaf. */
+  /** The recorded value; absent when the recorded output has no such leaf. */
   original?:
     | any
     | undefined;
-  /** The reproduced value; absent when the reproduced forecast has no such leaf. */
+  /** The reproduced value; absent when the reproduced output has no such leaf. */
   reproduced?: any | undefined;
 }
 
@@ -142,6 +146,8 @@ function createBaseReproduceResponse(): ReproduceResponse {
     engineVersion: "",
     engineVersionChanged: false,
     notes: [],
+    descendants: [],
+    reconciliation: "",
   };
 }
 
@@ -179,6 +185,12 @@ export const ReproduceResponse: MessageFns<ReproduceResponse> = {
     }
     for (const v of message.notes) {
       writer.uint32(90).string(v!);
+    }
+    for (const v of message.descendants) {
+      Descendant.encode(v!, writer.uint32(98).fork()).join();
+    }
+    if (message.reconciliation !== "") {
+      writer.uint32(106).string(message.reconciliation);
     }
     return writer;
   },
@@ -284,6 +296,22 @@ export const ReproduceResponse: MessageFns<ReproduceResponse> = {
             message.notes.push(reader.string());
             continue;
           }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            message.descendants.push(Descendant.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 13: {
+            if (tag !== 106) {
+              break;
+            }
+
+            message.reconciliation = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -314,6 +342,8 @@ export const ReproduceResponse: MessageFns<ReproduceResponse> = {
     message.engineVersion = object.engineVersion ?? "";
     message.engineVersionChanged = object.engineVersionChanged ?? false;
     message.notes = object.notes?.map((e) => e) || [];
+    message.descendants = object.descendants?.map((e) => Descendant.fromPartial(e)) || [];
+    message.reconciliation = object.reconciliation ?? "";
     return message;
   },
 };
@@ -407,8 +437,9 @@ export const ForensicsServiceService = {
    * Re-runs a recorded query: the recorded request on the data as of the recorded data revision
    * (later ingests and corrections are not seen), fitting the recorded model specification of
    * each series with the recorded seed and seasonal periods, and compares the result with the
-   * recorded output. Every call fits afresh (no cached fit or answer is reused). The answer does
-   * not depend on later data, a restart, the protocol or the replica.
+   * recorded output (`forecast`, and at `depth` ≥ 1 `descendants` and `reconciliation`, with the
+   * recorded reconciliation method). Every call fits afresh (no cached fit or answer is
+   * reused). The answer does not depend on later data, a restart, the protocol or the replica.
    *
    * When the running engine's version differs from the recorded one, the query is reproduced
    * anyway with the running engine; `engine_version_changed` and `notes` say so, and any
@@ -417,8 +448,11 @@ export const ForensicsServiceService = {
    * Errors: 400 `invalid_argument` for a malformed `query_id`; 404 `not_found` for a query that
    * does not exist for the account or has no manifest; 400 `failed_precondition` when data the
    * query read is gone (its entity or axis was deleted, or its observations as of the revision
-   * no longer match the recorded digest): the message names the entity and axis and
-   * `details` carries `entity`, `axis` and `missing`. (Why 400 and not 409: the contract maps
+   * no longer match the recorded digest) or, at `depth` ≥ 1, when the hierarchy is no longer the
+   * one the query read (relations are not versioned by data revision: a `contains` relation
+   * added or removed since changes which series a replay reads): the message names the entity
+   * and axis and `details` carries `entity`, `axis` and `missing` (`entity`, `axis`,
+   * `observations` or `hierarchy`). (Why 400 and not 409: the contract maps
    * `failed_precondition` to 400 for every method, as grpc-gateway and Envoy map gRPC
    * FAILED_PRECONDITION; gRPC clients see FAILED_PRECONDITION.)
    */
@@ -438,8 +472,9 @@ export interface ForensicsServiceServer extends UntypedServiceImplementation {
    * Re-runs a recorded query: the recorded request on the data as of the recorded data revision
    * (later ingests and corrections are not seen), fitting the recorded model specification of
    * each series with the recorded seed and seasonal periods, and compares the result with the
-   * recorded output. Every call fits afresh (no cached fit or answer is reused). The answer does
-   * not depend on later data, a restart, the protocol or the replica.
+   * recorded output (`forecast`, and at `depth` ≥ 1 `descendants` and `reconciliation`, with the
+   * recorded reconciliation method). Every call fits afresh (no cached fit or answer is
+   * reused). The answer does not depend on later data, a restart, the protocol or the replica.
    *
    * When the running engine's version differs from the recorded one, the query is reproduced
    * anyway with the running engine; `engine_version_changed` and `notes` say so, and any
@@ -448,8 +483,11 @@ export interface ForensicsServiceServer extends UntypedServiceImplementation {
    * Errors: 400 `invalid_argument` for a malformed `query_id`; 404 `not_found` for a query that
    * does not exist for the account or has no manifest; 400 `failed_precondition` when data the
    * query read is gone (its entity or axis was deleted, or its observations as of the revision
-   * no longer match the recorded digest): the message names the entity and axis and
-   * `details` carries `entity`, `axis` and `missing`. (Why 400 and not 409: the contract maps
+   * no longer match the recorded digest) or, at `depth` ≥ 1, when the hierarchy is no longer the
+   * one the query read (relations are not versioned by data revision: a `contains` relation
+   * added or removed since changes which series a replay reads): the message names the entity
+   * and axis and `details` carries `entity`, `axis` and `missing` (`entity`, `axis`,
+   * `observations` or `hierarchy`). (Why 400 and not 409: the contract maps
    * `failed_precondition` to 400 for every method, as grpc-gateway and Envoy map gRPC
    * FAILED_PRECONDITION; gRPC clients see FAILED_PRECONDITION.)
    */
@@ -461,8 +499,9 @@ export interface ForensicsServiceClient extends Client {
    * Re-runs a recorded query: the recorded request on the data as of the recorded data revision
    * (later ingests and corrections are not seen), fitting the recorded model specification of
    * each series with the recorded seed and seasonal periods, and compares the result with the
-   * recorded output. Every call fits afresh (no cached fit or answer is reused). The answer does
-   * not depend on later data, a restart, the protocol or the replica.
+   * recorded output (`forecast`, and at `depth` ≥ 1 `descendants` and `reconciliation`, with the
+   * recorded reconciliation method). Every call fits afresh (no cached fit or answer is
+   * reused). The answer does not depend on later data, a restart, the protocol or the replica.
    *
    * When the running engine's version differs from the recorded one, the query is reproduced
    * anyway with the running engine; `engine_version_changed` and `notes` say so, and any
@@ -471,8 +510,11 @@ export interface ForensicsServiceClient extends Client {
    * Errors: 400 `invalid_argument` for a malformed `query_id`; 404 `not_found` for a query that
    * does not exist for the account or has no manifest; 400 `failed_precondition` when data the
    * query read is gone (its entity or axis was deleted, or its observations as of the revision
-   * no longer match the recorded digest): the message names the entity and axis and
-   * `details` carries `entity`, `axis` and `missing`. (Why 400 and not 409: the contract maps
+   * no longer match the recorded digest) or, at `depth` ≥ 1, when the hierarchy is no longer the
+   * one the query read (relations are not versioned by data revision: a `contains` relation
+   * added or removed since changes which series a replay reads): the message names the entity
+   * and axis and `details` carries `entity`, `axis` and `missing` (`entity`, `axis`,
+   * `observations` or `hierarchy`). (Why 400 and not 409: the contract maps
    * `failed_precondition` to 400 for every method, as grpc-gateway and Envoy map gRPC
    * FAILED_PRECONDITION; gRPC clients see FAILED_PRECONDITION.)
    */

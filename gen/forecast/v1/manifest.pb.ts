@@ -52,21 +52,28 @@ export interface Manifest {
    */
   dataRevision: string;
   /**
-   * One entry per (entity, axis) series the forecast read, in the order used: the queried
-   * entity's axes in request order (the first axis first), then, for `depth` ≥ 1, every
-   * descendant's axes.
+   * One entry per (entity, axis) series with observations the query read: at `depth` 0 the
+   * entity's axes in request order (the first axis first); at `depth` ≥ 1, per axis in request
+   * order, every series of the hierarchy (the entity's own, if any, and every descendant's down
+   * to the leaves summed into the nodes).
    */
   inputs: ManifestInput[];
   /** The engine that produced the forecast. */
   engine?:
     | ManifestEngine
     | undefined;
-  /** One entry per (entity, axis) model fitted, in the order of `inputs`. */
+  /**
+   * One entry per (entity, axis) model fitted: at `depth` 0 one per input, in the same order; at
+   * `depth` ≥ 1 one per node of the hierarchy (its own series, or the sum of the leaves beneath
+   * it when it has none: `aggregated`), per axis in request order, the queried entity first.
+   */
   models: ManifestModel[];
   /**
-   * SHA-256 (64 lowercase hex characters) of the RFC 8785 canonical JSON of the response's
-   * `forecast` in its proto3 JSON form (proto field names, defaults emitted): a REST client
-   * checks it with `sha256(jcs(response.forecast))`.
+   * SHA-256 (64 lowercase hex characters) of the RFC 8785 canonical JSON of the query's output:
+   * the object `{"forecast": …, "descendants": […], "reconciliation": …}` made of the three
+   * fields of the `QueryResponse` in their proto3 JSON form (proto field names, defaults
+   * emitted; at `depth` 0 `descendants` is `[]` and `reconciliation` `""`). A REST client checks
+   * it with `sha256(jcs({forecast, descendants, reconciliation}))` of the answer it received.
    */
   outputDigest: string;
   /**
@@ -100,6 +107,12 @@ export interface ManifestRequest {
   quantiles: number[];
   /** Whether the response carried this manifest inline (the manifest exists either way). */
   includeManifest: boolean;
+  /**
+   * The reconciliation method requested for `depth` ≥ 1 (`mint_shrink` when the request left it
+   * empty); empty at `depth` 0, where it is unused. The method used is the output's
+   * `reconciliation`.
+   */
+  reconciliation: string;
 }
 
 /** One input series of a query. */
@@ -176,6 +189,18 @@ export interface ManifestModel {
   seasonalPeriods: number[];
   /** Degradations the engine reported for this series (e.g. "too little history for a backtest"). */
   warnings: string[];
+  /**
+   * SHA-256 (lowercase hex) of the series fitted, in the canonical form of
+   * `ManifestInput.series_digest`: the input's own digest, or for an `aggregated` node the
+   * digest of the sum of the leaves beneath it on the grid (a leaf counts 0 before its first
+   * observation; the sum ends where the earliest-ending leaf ends).
+   */
+  seriesDigest: string;
+  /**
+   * True when the entity has no observations of its own on this axis and the series fitted is the
+   * sum of the leaves beneath it (`depth` ≥ 1 only).
+   */
+  aggregated: boolean;
 }
 
 function createBaseManifest(): Manifest {
@@ -370,7 +395,16 @@ export const Manifest: MessageFns<Manifest> = {
 };
 
 function createBaseManifestRequest(): ManifestRequest {
-  return { entity: "", depth: 0, axes: [], horizon: 0, thresholds: [], quantiles: [], includeManifest: false };
+  return {
+    entity: "",
+    depth: 0,
+    axes: [],
+    horizon: 0,
+    thresholds: [],
+    quantiles: [],
+    includeManifest: false,
+    reconciliation: "",
+  };
 }
 
 export const ManifestRequest: MessageFns<ManifestRequest> = {
@@ -403,6 +437,9 @@ export const ManifestRequest: MessageFns<ManifestRequest> = {
     }
     if (message.includeManifest !== false) {
       writer.uint32(56).bool(message.includeManifest);
+    }
+    if (message.reconciliation !== "") {
+      writer.uint32(66).string(message.reconciliation);
     }
     return writer;
   },
@@ -496,6 +533,14 @@ export const ManifestRequest: MessageFns<ManifestRequest> = {
             message.includeManifest = reader.bool();
             continue;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.reconciliation = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -520,6 +565,7 @@ export const ManifestRequest: MessageFns<ManifestRequest> = {
     message.thresholds = object.thresholds?.map((e) => e) || [];
     message.quantiles = object.quantiles?.map((e) => e) || [];
     message.includeManifest = object.includeManifest ?? false;
+    message.reconciliation = object.reconciliation ?? "";
     return message;
   },
 };
@@ -763,6 +809,8 @@ function createBaseManifestModel(): ManifestModel {
     seasonLength: 0,
     seasonalPeriods: [],
     warnings: [],
+    seriesDigest: "",
+    aggregated: false,
   };
 }
 
@@ -801,6 +849,12 @@ export const ManifestModel: MessageFns<ManifestModel> = {
     }
     for (const v of message.warnings) {
       writer.uint32(82).string(v!);
+    }
+    if (message.seriesDigest !== "") {
+      writer.uint32(90).string(message.seriesDigest);
+    }
+    if (message.aggregated !== false) {
+      writer.uint32(96).bool(message.aggregated);
     }
     return writer;
   },
@@ -908,6 +962,22 @@ export const ManifestModel: MessageFns<ManifestModel> = {
             message.warnings.push(reader.string());
             continue;
           }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.seriesDigest = reader.string();
+            continue;
+          }
+          case 12: {
+            if (tag !== 96) {
+              break;
+            }
+
+            message.aggregated = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -935,6 +1005,8 @@ export const ManifestModel: MessageFns<ManifestModel> = {
     message.seasonLength = object.seasonLength ?? 0;
     message.seasonalPeriods = object.seasonalPeriods?.map((e) => e) || [];
     message.warnings = object.warnings?.map((e) => e) || [];
+    message.seriesDigest = object.seriesDigest ?? "";
+    message.aggregated = object.aggregated ?? false;
     return message;
   },
 };

@@ -22,6 +22,8 @@ export interface Route {
    */
   readonly rawBody: boolean;
   readonly entry: MethodEntry;
+  /** The method's descriptor (comments, options). */
+  readonly method: DescMethod;
   readonly input: DescMessage;
   readonly output: DescMessage;
 }
@@ -100,6 +102,7 @@ function toRoute(rule: HttpRuleLike, entry: MethodEntry, desc: DescMethod): Rout
     responseBody: rule.responseBody,
     rawBody: sent?.typeName === HTTP_BODY,
     entry,
+    method: desc,
     input: desc.input,
     output: desc.output,
   };

@@ -22,6 +22,13 @@ test('each differing leaf is reported once with its path and both values; absent
   ]);
 });
 
+test('paths from the root of an output document', () => {
+  assert.deepEqual(differences({ forecast: { model: 'a' }, descendants: [{ entity: 'x' }], reconciliation: 'ols' }, { forecast: { model: 'b' }, descendants: [{ entity: 'x' }], reconciliation: 'wls_struct' }), [
+    { path: 'forecast.model', original: 'a', reproduced: 'b' },
+    { path: 'reconciliation', original: 'ols', reproduced: 'wls_struct' },
+  ]);
+});
+
 test('containers of different kinds differ as a whole; numbers compare exactly', () => {
   assert.deepEqual(differences({ a: [1] }, { a: { 0: 1 } }, 'x'), [{ path: 'x.a', original: [1], reproduced: { 0: 1 } }]);
   assert.deepEqual(differences({ a: 0.1 + 0.2 }, { a: 0.3 }, 'x'), [{ path: 'x.a', original: 0.1 + 0.2, reproduced: 0.3 }]);

@@ -24,10 +24,10 @@ afterAll(() => f.database.close());
 /** The fields of manifest format version 1, per message: frozen. */
 const VERSION_1_FIELDS: Readonly<Record<string, readonly string[]>> = {
   'forecast.v1.Manifest': ['manifest_version', 'query_id', 'created_at', 'request', 'data_revision', 'inputs', 'engine', 'models', 'output_digest', 'key_id', 'signature'],
-  'forecast.v1.ManifestRequest': ['entity', 'depth', 'axes', 'horizon', 'thresholds', 'quantiles', 'include_manifest'],
+  'forecast.v1.ManifestRequest': ['entity', 'depth', 'axes', 'horizon', 'thresholds', 'quantiles', 'include_manifest', 'reconciliation'],
   'forecast.v1.ManifestInput': ['entity', 'axis', 'kind', 'frequency', 'observations', 'first_time', 'last_time', 'series_digest'],
   'forecast.v1.ManifestEngine': ['name', 'version', 'runtime'],
-  'forecast.v1.ManifestModel': ['entity', 'axis', 'model', 'spec', 'params', 'seed', 'interval_method', 'season_length', 'seasonal_periods', 'warnings'],
+  'forecast.v1.ManifestModel': ['entity', 'axis', 'model', 'spec', 'params', 'seed', 'interval_method', 'season_length', 'seasonal_periods', 'warnings', 'series_digest', 'aggregated'],
 };
 
 test('fields added to the manifest after version 1 have explicit presence (old signatures keep verifying)', () => {

@@ -53,8 +53,8 @@ test('manifests, signed and unsigned, with Struct parameters and 64-bit integers
 });
 
 test('query and reproduce answers: optional messages, Value fields with null and absent sides', () => {
-  agree('forecast.v1.QueryResponse', QueryResponse, { queryId: 'q_1', forecast, dataAsOf: '9007199254740993', entity: 'a:b', depth: 0, manifest: undefined });
-  agree('forecast.v1.QueryResponse', QueryResponse, { queryId: 'q_1', forecast: undefined, dataAsOf: '0', entity: '', depth: 2, manifest: sampleManifest() });
+  agree('forecast.v1.QueryResponse', QueryResponse, { queryId: 'q_1', forecast, dataAsOf: '9007199254740993', entity: 'a:b', depth: 0, manifest: undefined, descendants: [], reconciliation: '' });
+  agree('forecast.v1.QueryResponse', QueryResponse, { queryId: 'q_1', forecast: undefined, dataAsOf: '0', entity: '', depth: 2, manifest: sampleManifest(), descendants: [{ entity: 'c:d', level: 1, forecast }], reconciliation: 'ols' });
   agree('forecast.v1.ReproduceResponse', ReproduceResponse, {
     queryId: 'q_1',
     reproduced: false,
@@ -71,6 +71,8 @@ test('query and reproduce answers: optional messages, Value fields with null and
     engineVersion: '1.1.0',
     engineVersionChanged: true,
     notes: ['n'],
+    descendants: [{ entity: 'c:d', level: 2, forecast }],
+    reconciliation: 'wls_struct',
   });
   agree('forecast.v1.ListObservationsResponse', ListObservationsResponse, { observations: [{ axis: 'd', time: 't', value: 1.5, revision: '12' }], nextCursor: '', dataRevision: '12' });
 });

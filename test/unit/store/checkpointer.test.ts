@@ -4,7 +4,6 @@
  * restarted, not just copied back), nothing committed is lost, and a checkpointer that cannot
  * work says so.
  */
-import { test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import { closeSync, existsSync, mkdtempSync, openSync, readSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,6 +12,9 @@ import { sql } from 'kysely';
 import { startCheckpointer } from '../../../src/store/checkpointer';
 import { openDatabase } from '../../../src/store/database';
 import { preparedQuery } from '../../../src/store/prepared';
+import { testOn } from '../../helpers/database';
+
+const test = testOn(['sqlite'], "WAL checkpoints are SQLite's; PostgreSQL checkpoints by itself");
 
 const ROW_BYTES = 3000;
 

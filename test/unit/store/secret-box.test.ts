@@ -9,10 +9,10 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openDatabase } from '../../../src/store/database';
 import { loadSecretBox, parseMasterKey } from '../../../src/store/master-key';
 import { SecretBox, SecretBoxError } from '../../../src/store/secret-box';
 import { serverSecret, verifyMasterKey } from '../../../src/store/secrets';
+import { openTestDatabase } from '../../helpers/database';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'forecast-secrets-'));
 
@@ -61,9 +61,7 @@ test('the master key comes from MASTER_KEY, MASTER_KEY_FILE or a key file beside
 });
 
 test('a database refuses another master key; server secrets are stored sealed, legacy clear ones are sealed on first use', async () => {
-  const dir = tmp();
-  const url = `sqlite:${join(dir, 's.db')}`;
-  const database = await openDatabase(url);
+  const database = await openTestDatabase();
   try {
     const box = new SecretBox(randomBytes(32));
     await verifyMasterKey(database, box);
@@ -86,6 +84,5 @@ test('a database refuses another master key; server secrets are stored sealed, l
     assert.deepEqual(await serverSecret(database, box, 'old'), legacy);
   } finally {
     await database.close();
-    rmSync(dir, { recursive: true, force: true });
   }
 });
