@@ -3,11 +3,10 @@
  * its manifest built and signed, both committed in the query's row before the answer is sent.
  * One path for every query, `depth` 0 (the oracle) and `depth` ≥ 1 (the graph's depth queries).
  */
-import type { ManifestInput, ManifestModel, ManifestRequest } from '../../gen/forecast/v1/manifest.pb';
 import type { QueryResponse } from '../../gen/forecast/v1/oracle_service.pb';
 import type { QueryStore } from '../oracle/query-store';
 import { jcs, sha256Hex, type CanonicalJson } from './canonical';
-import { buildManifest, type EngineIdentity } from './manifest-builder';
+import { buildManifest, type EngineIdentity, type QueryFacts } from './manifest-builder';
 import type { ManifestSigner } from './manifest-signer';
 
 /** What recording needs. */
@@ -19,17 +18,11 @@ export interface QueryRecorderDeps {
   readonly engine: EngineIdentity;
 }
 
-/** An answered query, as the manifest describes it. */
-export interface AnsweredQuery {
+/** An answered query, as the manifest describes it (`request.include_manifest` decides whether the answer carries it). */
+export interface AnsweredQuery extends Pick<QueryFacts, 'createTime' | 'request' | 'dataRevision' | 'inputs' | 'models'> {
   readonly accountId: string;
   /** The API key that asked. */
   readonly apiKeyId: string;
-  readonly createTime: number;
-  readonly dataRevision: number;
-  /** The normalised request (`include_manifest` decides whether the answer carries the manifest). */
-  readonly request: ManifestRequest;
-  readonly inputs: readonly ManifestInput[];
-  readonly models: readonly ManifestModel[];
   /** The answer, with its query id, without a manifest. */
   readonly response: QueryResponse;
 }

@@ -3,7 +3,8 @@
  * REST API like any client would.
  */
 import assert from 'node:assert/strict';
-import { rest } from './dual';
+import { OracleServiceClient, type QueryRequest } from '../../gen/forecast/v1/oracle_service.pb';
+import { grpcCall, rest, type Outcome } from './dual';
 import type { TestService } from './service';
 
 export const DAY = 86_400_000;
@@ -27,4 +28,36 @@ export async function dailyEntity(t: TestService, key: string, entity: string, v
 /** A weekly pattern with a little deterministic wiggle. */
 export function weekly(i: number): number {
   return 100 + [0, 5, 10, 5, 0, 40, 60][i % 7] + ((i * 37) % 11) / 5;
+}
+
+/** An oracle query's fields, as REST's JSON names them; absent fields take the request's defaults. */
+export type OracleQueryBody = Partial<{
+  entity: string;
+  depth: number;
+  include_manifest: boolean;
+  axes: string[];
+  horizon: number;
+  thresholds: number[];
+  quantiles: number[];
+  reconciliation: string;
+}>;
+
+const oracleClients = new WeakMap<TestService, OracleServiceClient>();
+
+/** OracleService.Query over `protocol`: REST sends `body` as written, gRPC the same fields. */
+export function oracleQuery(t: TestService, key: string, protocol: 'rest' | 'grpc', body: OracleQueryBody): Promise<Outcome> {
+  if (protocol === 'rest') return rest(t, key, { method: 'POST', path: '/v1/oracle/query', body });
+  if (!oracleClients.has(t)) oracleClients.set(t, t.client(OracleServiceClient));
+  const client = oracleClients.get(t)!;
+  const req: QueryRequest = {
+    entity: body.entity ?? '',
+    depth: body.depth ?? 0,
+    includeManifest: body.include_manifest ?? false,
+    axes: body.axes ?? [],
+    horizon: body.horizon ?? 0,
+    thresholds: body.thresholds ?? [],
+    quantiles: body.quantiles ?? [],
+    reconciliation: body.reconciliation ?? '',
+  };
+  return grpcCall(client, client.query, key, req);
 }

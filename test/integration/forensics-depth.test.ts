@@ -11,23 +11,21 @@ import assert from 'node:assert/strict';
 import { ForensicsServiceClient } from '../../gen/forecast/v1/forensics_service.pb';
 import { Manifest } from '../../gen/forecast/v1/manifest.pb';
 import { ManifestServiceClient } from '../../gen/forecast/v1/manifest_service.pb';
-import { OracleServiceClient, QueryResponse } from '../../gen/forecast/v1/oracle_service.pb';
+import { QueryResponse } from '../../gen/forecast/v1/oracle_service.pb';
 import { grpcCall, rest, type Outcome } from '../helpers/dual';
 import { canonicalDigest, verifyEnvelope, verifyManifest } from '../helpers/independent-verifier';
-import { dailyEntity, dayTime, weekly } from '../helpers/oracle-data';
+import { dailyEntity, dayTime, oracleQuery, weekly } from '../helpers/oracle-data';
 import { protoJson } from '../helpers/proto-json';
 import { startTestService, type TestService } from '../helpers/service';
 
 let t: TestService;
 let key: string;
-let oracle: OracleServiceClient;
 let forensics: ForensicsServiceClient;
 let manifests: ManifestServiceClient;
 
 /** store:s contains sku:x and sku:y; only the SKUs have data. */
 beforeAll(async () => {
   t = await startTestService();
-  oracle = t.client(OracleServiceClient);
   forensics = t.client(ForensicsServiceClient);
   manifests = t.client(ManifestServiceClient);
   ({ key } = await t.account('enterprise'));
@@ -41,15 +39,8 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 async function depthQuery(protocol: 'rest' | 'grpc'): Promise<{ id: string; manifest: any; output: any }> {
-  let o: Outcome;
-  let json: any;
-  if (protocol === 'rest') {
-    o = await rest(t, key, { method: 'POST', path: '/v1/oracle/query', body: { entity: 'store:s', depth: 1, horizon: 3, include_manifest: true, reconciliation: 'wls_struct' } });
-    json = o.data;
-  } else {
-    o = await grpcCall(oracle, oracle.query, key, { entity: 'store:s', depth: 1, includeManifest: true, axes: [], horizon: 3, thresholds: [], quantiles: [], reconciliation: 'wls_struct' });
-    json = o.code === 'ok' ? protoJson('forecast.v1.QueryResponse', QueryResponse, o.data) : undefined;
-  }
+  const o = await oracleQuery(t, key, protocol, { entity: 'store:s', depth: 1, horizon: 3, include_manifest: true, reconciliation: 'wls_struct' });
+  const json = protocol === 'rest' ? o.data : o.code === 'ok' ? protoJson('forecast.v1.QueryResponse', QueryResponse, o.data) : undefined;
   assert.equal(o.code, 'ok', o.message);
   return { id: json.query_id, manifest: json.manifest, output: { forecast: json.forecast, descendants: json.descendants, reconciliation: json.reconciliation } };
 }

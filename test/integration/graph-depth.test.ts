@@ -7,13 +7,12 @@
  */
 import { afterAll, beforeAll, describe, test } from '@jest/globals';
 import assert from 'node:assert/strict';
-import { OracleServiceClient, type QueryRequest } from '../../gen/forecast/v1/oracle_service.pb';
 import { Rng } from '../../src/engine/rng';
-import { grpcCall, rest, type Outcome } from '../helpers/dual';
+import { rest, type Outcome } from '../helpers/dual';
+import { oracleQuery, type OracleQueryBody } from '../helpers/oracle-data';
 import { startTestService, type TestService } from '../helpers/service';
 
 let t: TestService;
-let client: OracleServiceClient;
 let key: string;
 let accountId: string;
 let otherKey: string;
@@ -52,7 +51,6 @@ async function ok(o: Promise<Outcome>): Promise<Outcome> {
 
 beforeAll(async () => {
   t = await startTestService();
-  client = t.client(OracleServiceClient);
   ({ key, accountId } = await t.account('enterprise'));
   otherKey = (await t.account('enterprise')).key;
   noReadKey = (await t.account('enterprise', ['data:write'])).key;
@@ -78,21 +76,8 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-type Body = Partial<{ entity: string; depth: number; axes: string[]; horizon: number; thresholds: number[]; quantiles: number[]; reconciliation: string }>;
-
-function query(protocol: 'rest' | 'grpc', body: Body, k = key): Promise<Outcome> {
-  if (protocol === 'rest') return rest(t, k, { method: 'POST', path: '/v1/oracle/query', body });
-  const req: QueryRequest = {
-    entity: body.entity ?? '',
-    depth: body.depth ?? 0,
-    includeManifest: false,
-    axes: body.axes ?? [],
-    horizon: body.horizon ?? 0,
-    thresholds: body.thresholds ?? [],
-    quantiles: body.quantiles ?? [],
-    reconciliation: body.reconciliation ?? '',
-  };
-  return grpcCall(client, client.query, k, req);
+function query(protocol: 'rest' | 'grpc', body: OracleQueryBody, k = key): Promise<Outcome> {
+  return oracleQuery(t, k, protocol, body);
 }
 
 /** Entity → its forecast (the queried one and every descendant), protocol-neutral field names. */
@@ -160,7 +145,7 @@ for (const protocol of ['rest', 'grpc'] as const) {
     test('tenancy 404, 403 without forecast:read, bad input named', async () => {
       assert.equal((await query(protocol, { entity: 'region:r', depth: 1 }, otherKey)).code, 'not_found');
       assert.equal((await query(protocol, { entity: 'region:r', depth: 1 }, noReadKey)).code, 'permission_denied');
-      const cases: [Body, string][] = [
+      const cases: [OracleQueryBody, string][] = [
         [{ entity: 'region:r', depth: 1, reconciliation: 'magic' }, 'reconciliation'],
         [{ entity: 'region:r', depth: 9 }, 'depth'],
         [{ entity: 'region:r', depth: -1 }, 'depth'],

@@ -9,24 +9,22 @@ import { afterAll, beforeAll, describe, test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import { Manifest } from '../../gen/forecast/v1/manifest.pb';
 import { ManifestServiceClient } from '../../gen/forecast/v1/manifest_service.pb';
-import { OracleServiceClient, QueryResponse, type QueryRequest } from '../../gen/forecast/v1/oracle_service.pb';
+import { QueryResponse } from '../../gen/forecast/v1/oracle_service.pb';
 import { ManualClock } from '../../src/clock';
 import { grpcCall, rest, type Outcome } from '../helpers/dual';
 import { canonicalDigest, leaves, verifyEnvelope, verifyManifest, withChangedLeaf } from '../helpers/independent-verifier';
-import { dailyEntity, dayTime, weekly } from '../helpers/oracle-data';
+import { dailyEntity, dayTime, oracleQuery, weekly, type OracleQueryBody } from '../helpers/oracle-data';
 import { protoJson } from '../helpers/proto-json';
 import { startTestService, type TestService } from '../helpers/service';
 
 const clock = new ManualClock(Date.UTC(2026, 0, 15, 12));
 let t: TestService;
-let oracle: OracleServiceClient;
 let manifests: ManifestServiceClient;
 let key: string;
 let accountId: string;
 
 beforeAll(async () => {
   t = await startTestService({ clock });
-  oracle = t.client(OracleServiceClient);
   manifests = t.client(ManifestServiceClient);
   ({ key, accountId } = await t.account('enterprise'));
   await dailyEntity(t, key, 'store:berlin', weekly);
@@ -34,21 +32,8 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 type Protocol = 'rest' | 'grpc';
-type Body = Partial<{ entity: string; axes: string[]; horizon: number; thresholds: number[]; quantiles: number[]; include_manifest: boolean }>;
-
-function query(protocol: Protocol, body: Body, k = key): Promise<Outcome> {
-  if (protocol === 'rest') return rest(t, k, { method: 'POST', path: '/v1/oracle/query', body });
-  const req: QueryRequest = {
-    entity: body.entity ?? '',
-    depth: 0,
-    includeManifest: body.include_manifest ?? false,
-    axes: body.axes ?? [],
-    horizon: body.horizon ?? 0,
-    thresholds: body.thresholds ?? [],
-    quantiles: body.quantiles ?? [],
-    reconciliation: '',
-  };
-  return grpcCall(oracle, oracle.query, k, req);
+function query(protocol: 'rest' | 'grpc', body: OracleQueryBody, k = key): Promise<Outcome> {
+  return oracleQuery(t, k, protocol, body);
 }
 
 /** The manifest of a query answer as JSON (gRPC: printed by a stock proto3 JSON printer). */

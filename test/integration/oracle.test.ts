@@ -5,17 +5,16 @@
  */
 import { afterAll, beforeAll, describe, test } from '@jest/globals';
 import assert from 'node:assert/strict';
-import { OracleServiceClient, type QueryRequest } from '../../gen/forecast/v1/oracle_service.pb';
 import { forecastSeries } from '../../src/engine/index';
 import { Rng } from '../../src/engine/rng';
 import { seasonalInfo } from '../../src/oracle/engine-info';
 import { ForecastPool } from '../../src/oracle/forecast-pool';
 import { summarise } from '../../src/oracle/summary';
 import { startTestService, type TestService } from '../helpers/service';
-import { grpcCall, rest, type Outcome } from '../helpers/dual';
+import { rest, type Outcome } from '../helpers/dual';
+import { oracleQuery, type OracleQueryBody } from '../helpers/oracle-data';
 
 let t: TestService;
-let client: OracleServiceClient;
 let key: string;
 let accountId: string;
 const DAY = 86_400_000;
@@ -23,7 +22,6 @@ const START = Date.UTC(2025, 0, 6); // a Monday
 
 beforeAll(async () => {
   t = await startTestService();
-  client = t.client(OracleServiceClient);
   ({ key, accountId } = await t.account('enterprise'));
   const rng = new Rng(3);
   // predictable: a clean weekly pattern with small noise; noisy: white noise of the same level
@@ -46,21 +44,8 @@ async function defineEntity(entity: string, demand: (i: number) => number, price
   assert.equal(ing.code, 'ok', ing.message);
 }
 
-type Body = Partial<{ entity: string; depth: number; include_manifest: boolean; axes: string[]; horizon: number; thresholds: number[]; quantiles: number[] }>;
-
-function query(protocol: 'rest' | 'grpc', body: Body, k = key): Promise<Outcome> {
-  if (protocol === 'rest') return rest(t, k, { method: 'POST', path: '/v1/oracle/query', body });
-  const req: QueryRequest = {
-    entity: body.entity ?? '',
-    depth: body.depth ?? 0,
-    includeManifest: body.include_manifest ?? false,
-    axes: body.axes ?? [],
-    horizon: body.horizon ?? 0,
-    thresholds: body.thresholds ?? [],
-    quantiles: body.quantiles ?? [],
-    reconciliation: '',
-  };
-  return grpcCall(client, client.query, k, req);
+function query(protocol: 'rest' | 'grpc', body: OracleQueryBody, k = key): Promise<Outcome> {
+  return oracleQuery(t, k, protocol, body);
 }
 
 /** The forecast part, with REST's snake_case names. */
@@ -113,7 +98,7 @@ for (const protocol of ['rest', 'grpc'] as const) {
     });
 
     test('every bad input is answered as the contract says', async () => {
-      const cases: [Body, string, string][] = [
+      const cases: [OracleQueryBody, string, string][] = [
         [{}, 'invalid_argument', 'entity'],
         [{ entity: 'steady' }, 'invalid_argument', 'entity'],
         [{ entity: 'store:steady', depth: 9 }, 'invalid_argument', 'depth'],
