@@ -6,6 +6,7 @@
 import { createServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type * as grpc from '@grpc/grpc-js';
+import { AccountServiceService } from '../gen/forecast/v1/account_service.pb';
 import { AccountStore } from './accounts/account-store';
 import { accountService } from './accounts/account-service';
 import { keyService } from './accounts/key-service';
@@ -48,6 +49,9 @@ import { DepthQueries } from './graph/hierarchy-query';
 import { nodeForecaster } from './graph/node-forecasts';
 import { ReconcilePool } from './graph/reconcile-pool';
 import { RelationStore } from './graph/relation-store';
+
+/** Methods that never count against the quota (GetVersion needs no key, so it is never counted either). */
+const QUOTA_EXEMPT: ReadonlySet<string> = new Set([AccountServiceService.getAccount.path, AccountServiceService.getVersion.path]);
 
 /** Everything the endpoints may need. */
 export interface ServiceContext {
@@ -160,7 +164,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
     entities,
     relations,
     observations,
-    idempotency: new IdempotencyStore(database),
+    idempotency: new IdempotencyStore(database, secrets),
     cursors: new CursorCodec(await serverSecret(database, secrets, 'cursor')),
     series,
     pool,
@@ -202,7 +206,8 @@ export async function createService(config: Config, options: ServiceOptions = {}
             for (const [k, v] of Object.entries(rateLimitHeaders(p.tier, used, now))) callCtx.setHeader(k, v);
           },
         }),
-        quotaInterceptor(ctx.usage, clock),
+        // Reads of the account itself are free (API.md section 12): a user over quota still sees their usage.
+        quotaInterceptor(ctx.usage, clock, { exempt: (path) => QUOTA_EXEMPT.has(path) }),
       ],
     },
     methods,
@@ -264,9 +269,13 @@ export async function startService(config: Config, options: ServiceOptions = {})
       startDraining();
       const httpClosed = new Promise<void>((resolve) => http.close(() => resolve()));
       http.closeIdleConnections();
+      // A keep-alive connection whose last call drains becomes idle only then: close those as they
+      // appear, or the drain would wait for the grace period whenever a client kept its connection.
+      const idle = setInterval(() => http.closeIdleConnections(), 50);
       const force = setTimeout(() => http.closeAllConnections(), config.shutdownGraceMs);
       await Promise.all([shutdownGrpc(grpcServer, config.shutdownGraceMs), httpClosed]);
       clearTimeout(force);
+      clearInterval(idle);
       await ctx.pool.close();
       await ctx.reconcilePool.close();
       await ctx.usage.close().catch((error) => ctx.log.error('usage counts lost at stop', { error }));

@@ -29,9 +29,67 @@ const USAGE = `usage: forecast <command> [options]
 Environment: DATABASE_URL (default sqlite:./data/forecast.db), HTTP_PORT (8080), GRPC_PORT (50051),
 HOST (127.0.0.1), LOG_LEVEL (info), MASTER_KEY / MASTER_KEY_FILE (signing-keys rotate).`;
 
+/** Usage of each command and subcommand, printed by `--help` (or `-h`) anywhere in its arguments. */
+const HELP: Readonly<Record<string, string>> = {
+  serve: `usage: forecast serve [--init-local-account]
+
+Start the gRPC server and the REST gateway (addresses printed on start). SIGTERM or SIGINT drains
+in-flight calls (up to SHUTDOWN_GRACE_MS) and exits.
+
+  --init-local-account   on first start, create an enterprise account with all scopes and demo
+                         data, and print its API key once`,
+  accounts: `usage: forecast accounts <create|set-tier> [options]
+
+  create --tier free|pro|enterprise [--email E] [--json]   create an account and its first key
+  set-tier --account ACCT --tier free|pro|enterprise        change an account's tier`,
+  'accounts create': `usage: forecast accounts create --tier free|pro|enterprise [--email E] [--json]
+
+Create an account with a first API key (all scopes but keys:admin), printed once.
+
+  --tier    free (100 requests/month), pro (10,000) or enterprise (unlimited); required
+  --email   the account's email (unique); optional
+  --json    print {"account_id","api_key","key_id","tier"} as one JSON line`,
+  'accounts set-tier': `usage: forecast accounts set-tier --account ACCT --tier free|pro|enterprise
+
+Change an account's tier; it applies to the next request.`,
+  keys: `usage: forecast keys <create|revoke> [options]
+
+  create --account ACCT [--scopes a,b] [--expires-in-days N] [--name N] [--json]
+  revoke --account ACCT --key KEY_ID`,
+  'keys create': `usage: forecast keys create --account ACCT [--scopes a,b] [--expires-in-days N] [--name N] [--json]
+
+Create an API key for an account, printed once.
+
+  --scopes            comma-separated: forecast:read, data:write, audit, subscriptions, keys:admin
+                      (default: all but keys:admin)
+  --expires-in-days   lifetime in days (default: never expires)
+  --name              a name to recognise the key by
+  --json              print {"account_id","key_id","api_key","scopes"} as one JSON line`,
+  'keys revoke': `usage: forecast keys revoke --account ACCT --key KEY_ID
+
+Revoke a key immediately.`,
+};
+
+/** Whether `--help`/`-h` is among the arguments (before any `--`). */
+function wantsHelp(args: readonly string[]): boolean {
+  for (const a of args) {
+    if (a === '--') return false;
+    if (a === '--help' || a === '-h') return true;
+  }
+  return false;
+}
+
 /** Run the CLI; resolves the exit code. */
 export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const [command, sub, ...rest] = argv;
+  if (command !== 'evaluate' && command !== undefined && wantsHelp(argv.slice(1))) {
+    const known = sub !== undefined && HELP[`${command} ${sub}`] !== undefined ? `${command} ${sub}` : command;
+    const text = HELP[known];
+    if (text) {
+      process.stdout.write(text + '\n');
+      return 0;
+    }
+  }
   try {
     switch (command) {
       case 'serve':

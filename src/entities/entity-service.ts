@@ -3,7 +3,7 @@ import type { Entity } from '../../gen/forecast/v1/entity.pb';
 import { EntityServiceService } from '../../gen/forecast/v1/entity_service.pb';
 import { formatTime } from '../clock';
 import { accountOf, type CallContext } from '../rpc/context';
-import { invalidArgument, NotFoundError, ServiceError } from '../rpc/errors';
+import { invalidArgument, NotFoundError, ServiceError, quote } from '../rpc/errors';
 import type { CursorCodec } from '../rpc/pagination';
 import { pageSize, splitPage } from '../rpc/pagination';
 import { bindService, type ServiceBinding } from '../rpc/registry';
@@ -113,7 +113,7 @@ export function entityService(deps: EntityServiceDeps): ServiceBinding {
           await entities.upsertRow(trx, accountId, { entity, type, displayName: req.displayName, frequency: freq, seasonLength }, now);
           await entities.upsertAxes(trx, accountId, entity, axes);
           for (const p of parents) await relations.add(trx, accountId, p, entity, CONTAINS, now);
-        });
+        }, { signal: ctx.signal });
         return { entity: toEntityMessage(await mustGet(accountId, entity)) };
       },
     },
@@ -146,7 +146,7 @@ export function entityService(deps: EntityServiceDeps): ServiceBinding {
       access: 'data:write',
       async handle(req, ctx) {
         const { entity } = parseEntityId(req.entity);
-        if (!(await entities.delete(accountOf(ctx), entity))) throw new NotFoundError('entity', entity);
+        if (!(await entities.delete(accountOf(ctx), entity, ctx.signal))) throw new NotFoundError('entity', entity);
         return { entity, deleted: true };
       },
     },
@@ -163,7 +163,7 @@ export function entityService(deps: EntityServiceDeps): ServiceBinding {
         }
         const record = await mustGet(accountId, entity);
         const rows = checkRows(req.observations, rowContext(record), 'observations', new Map(), entity);
-        const result = await observations.ingest(accountId, [{ entity, rows }], ctx.clock.now());
+        const result = await observations.ingest(accountId, [{ entity, field: 'observations', rows }], ctx.clock.now(), ctx.signal);
         return { entity, revision: String(result.revision), accepted: result.accepted, corrections: result.corrections };
       },
     },
@@ -193,10 +193,10 @@ export function entityService(deps: EntityServiceDeps): ServiceBinding {
             rc = rowContext(record);
             known.set(entity, rc);
           }
-          batches.push({ entity, rows: checkRows(req.observations, rc, `${at}.observations`, seen, entity) });
+          batches.push({ entity, field: `${at}.observations`, rows: checkRows(req.observations, rc, `${at}.observations`, seen, entity) });
         }
         if (messages === 0) throw invalidArgument('messages', 'the stream carried no request');
-        const result = await observations.ingest(accountId, batches, ctx.clock.now());
+        const result = await observations.ingest(accountId, batches, ctx.clock.now(), ctx.signal);
         return { revision: String(result.revision), accepted: result.accepted, corrections: result.corrections, messages };
       },
     },
@@ -208,7 +208,7 @@ export function entityService(deps: EntityServiceDeps): ServiceBinding {
         const { entity } = parseEntityId(req.entity);
         const record = await mustGet(accountId, entity);
         if (req.axis && !record.axes.some((a) => a.name === req.axis)) {
-          throw invalidArgument('axis', `entity ${entity} has no axis ${JSON.stringify(req.axis.slice(0, 80))}`);
+          throw invalidArgument('axis', `entity ${entity} has no axis ${quote(req.axis)}`);
         }
         const start = req.start ? parseTime(req.start, 'start') : undefined;
         const end = req.end ? parseTime(req.end, 'end') : undefined;
@@ -222,7 +222,7 @@ export function entityService(deps: EntityServiceDeps): ServiceBinding {
           asOf = pos.r;
           after = [pos.a, pos.t];
         } else {
-          const latest = await observations.latestRevision();
+          const latest = await observations.latestRevision(accountId);
           if (requested > latest) throw invalidArgument('as_of_revision', `${requested} is newer than the latest revision ${latest}`);
           asOf = requested || latest;
         }

@@ -177,8 +177,8 @@ export class EntityStore {
     return new Set(rows.map((r) => r.entity));
   }
 
-  /** Delete an entity and everything that hangs off it. False if it did not exist. */
-  async delete(accountId: string, entity: string): Promise<boolean> {
+  /** Delete an entity and everything that hangs off it. False if it did not exist. Not committed once `signal` aborted. */
+  async delete(accountId: string, entity: string, signal?: AbortSignal): Promise<boolean> {
     return this.database.transaction(async (trx) => {
       await trx.deleteFrom('observations').where('account_id', '=', accountId).where('entity', '=', entity).execute();
       await trx.deleteFrom('axes').where('account_id', '=', accountId).where('entity', '=', entity).execute();
@@ -189,7 +189,7 @@ export class EntityStore {
         .execute();
       const res = await trx.deleteFrom('entities').where('account_id', '=', accountId).where('entity', '=', entity).executeTakeFirst();
       return Number(res.numDeletedRows) > 0;
-    });
+    }, { signal });
   }
 }
 

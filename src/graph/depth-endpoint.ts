@@ -61,6 +61,7 @@ export async function answerDepthQuery(
   return recordQuery(deps, {
     accountId,
     apiKeyId: ctx.principal!.keyId,
+    signal: ctx.signal,
     createTime: ctx.clock.now(),
     dataRevision: asOf,
     request,

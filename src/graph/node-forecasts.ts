@@ -28,14 +28,14 @@ export interface NodeForecastDeps {
   readonly relations: RelationStore;
   readonly series: SeriesLoader;
   readonly pool: ForecastPool;
-  readonly observations: { latestRevision(): Promise<number> };
+  readonly observations: { latestRevision(accountId: string): Promise<number> };
 }
 
 /** The node forecaster over the service's stores and worker pool. */
 export function nodeForecaster(deps: NodeForecastDeps): NodeForecaster {
   return {
     async means(accountId, entities, axes, horizon) {
-      const asOf = await deps.observations.latestRevision();
+      const asOf = await deps.observations.latestRevision(accountId);
       const records = new Map((await deps.entities.getMany(accountId, entities)).map((r) => [r.entity, r]));
       const out = new Map<string, NodeMeans>();
       await Promise.all(

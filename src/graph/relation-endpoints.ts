@@ -64,7 +64,7 @@ export function relationEndpoints(deps: RelationEndpointDeps): Pick<ServiceImpl<
             throw invalidArgument('child', `${child} already reaches ${parent} by ${kind} relations: the relation would close a cycle`);
           }
           return added;
-        });
+        }, { signal: ctx.signal });
         return { relation: toRelationMessage(relation) };
       },
     },

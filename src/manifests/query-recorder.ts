@@ -23,6 +23,8 @@ export interface AnsweredQuery extends Pick<QueryFacts, 'createTime' | 'request'
   readonly accountId: string;
   /** The API key that asked. */
   readonly apiKeyId: string;
+  /** The call's signal: past its deadline (or with its client gone) the query is not recorded, so a 504 means not done. */
+  readonly signal: AbortSignal;
   /** The answer, with its query id, without a manifest. */
   readonly response: QueryResponse;
 }
@@ -35,6 +37,7 @@ export async function recordQuery(deps: QueryRecorderDeps, q: AnsweredQuery): Pr
   const signed = await deps.signer.sign(
     buildManifest({ queryId: response.queryId, createTime: q.createTime, request: q.request, dataRevision: q.dataRevision, inputs: q.inputs, models: q.models, engine: deps.engine, outputDigest }),
   );
+  q.signal.throwIfAborted();
   // The record and the signed manifest are one row: committed together, before the answer.
   await deps.queries.save({
     queryId: response.queryId,

@@ -50,7 +50,9 @@ function jobError(err: unknown, entity: string, axis: string): unknown {
       need: e.need,
     });
   }
-  if (e.name === 'InvalidSeriesError' || e.name === 'UnknownModelError') return new ServiceError('failed_precondition', `axis ${axis} of ${entity}: ${e.message}`, { axis });
+  if (e.name === 'UnknownModelError') return new ServiceError('failed_precondition', `axis ${axis} of ${entity}: ${e.message}`, { axis });
+  // Data the engine cannot use is the data's problem (422), not a server fault (500).
+  if (e.name === 'InvalidSeriesError' || e.name === 'EngineError') return new ServiceError('insufficient_data', `axis ${axis} of ${entity} cannot be forecast: ${e.message}`, { axis });
   return new ServiceError('internal', 'internal error', undefined, undefined, { cause: new Error(`${e.name}: ${e.message}`) });
 }
 

@@ -117,7 +117,7 @@ export function oracleService(deps: OracleDeps): ServiceBinding {
         const entity = await deps.entities.get(accountId, checked.entity);
         if (!entity) throw new NotFoundError('entity', checked.entity);
         const axes = resolveAxes(req.axes, entity);
-        const asOf = await deps.observations.latestRevision();
+        const asOf = await deps.observations.latestRevision(accountId);
         if (checked.depth > 0) return answerDepthQuery(deps, ctx, accountId, entity, { ...checked, axes }, asOf, manifestRequest(req, checked, axes));
         const info = seasonalInfo(entity);
         const plans = await Promise.all(
@@ -133,6 +133,7 @@ export function oracleService(deps: OracleDeps): ServiceBinding {
         return recordQuery(deps, {
           accountId,
           apiKeyId: ctx.principal!.keyId,
+          signal: ctx.signal,
           createTime: ctx.clock.now(),
           dataRevision: asOf,
           request: manifestRequest(req, checked, axes),

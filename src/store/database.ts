@@ -4,7 +4,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { Kysely, Migrator, SqliteDialect, type CompiledQuery, type Transaction } from 'kysely';
+import { CompiledQuery, Kysely, Migrator, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver, type SqliteDialectConfig, type Transaction } from 'kysely';
 import type { Schema } from './schema';
 import { startCheckpointer, type Checkpointer } from './checkpointer';
 import { migrationProvider } from './migrations';
@@ -16,8 +16,15 @@ export type DialectName = 'sqlite' | 'postgres';
 export interface Database {
   readonly db: Kysely<Schema>;
   readonly dialect: DialectName;
-  /** Run `fn` in one transaction (all or nothing). */
-  transaction<T>(fn: (trx: Transaction<Schema>) => Promise<T>): Promise<T>;
+  /**
+   * Run `fn` in one write transaction (all or nothing). SQLite: `BEGIN IMMEDIATE`, so the write
+   * lock is taken (waiting up to the busy timeout) before the first statement: a transaction
+   * that reads and then writes queues behind another writer instead of failing with
+   * "database is locked" when it tries to write. With `signal`, a transaction whose call was
+   * aborted (its deadline passed, its client left) is rolled back instead of committed: the
+   * check runs right before COMMIT, so an aborted call never commits.
+   */
+  transaction<T>(fn: (trx: Transaction<Schema>) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /**
    * Run read-only compiled queries outside any transaction, all on one snapshot of committed
    * data; the rows of each, in order. For the hot reads (`store/prepared.ts`). SQLite: a second,
@@ -32,6 +39,11 @@ export interface Database {
    */
   readonly appliedMigrations: readonly string[];
   close(): Promise<void>;
+}
+
+export interface TransactionOptions {
+  /** The call's signal (`CallContext.signal`): once aborted, the transaction does not commit. */
+  readonly signal?: AbortSignal;
 }
 
 /** A query runner: the database itself or a transaction inside it. */
@@ -82,7 +94,7 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     // Asked of the raw connection (not through the statement cache, which would count it as a write).
     const version = sqlite.prepare('PRAGMA data_version').pluck();
     writerVersion = () => version.get();
-    db = new Kysely<Schema>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite, writes) }) });
+    db = new Kysely<Schema>({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(sqlite, writes) }) });
     dialect = 'sqlite';
     // An in-memory database is private to its connection: reads share the writer there.
     if (path !== ':memory:') {
@@ -118,7 +130,17 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
   return {
     db,
     dialect,
-    transaction: (fn) => db.transaction().execute(fn),
+    transaction: (fn, options) => {
+      const signal = options?.signal;
+      if (!signal) return db.transaction().execute(fn);
+      return db.transaction().execute(async (trx) => {
+        signal.throwIfAborted();
+        const result = await fn(trx);
+        // Nothing runs between this check and kysely's COMMIT but microtasks: no timer can abort in between.
+        signal.throwIfAborted();
+        return result;
+      });
+    },
     read,
     appliedMigrations: (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName),
     close: async () => {
@@ -128,6 +150,26 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
       await (postgres ? postgres.close() : db.destroy());
     },
   };
+}
+
+/**
+ * kysely's SQLite dialect with write transactions that begin IMMEDIATE (see
+ * `Database.transaction`). kysely's driver begins deferred transactions and has no option for it.
+ */
+class ImmediateSqliteDialect extends SqliteDialect {
+  constructor(private readonly settings: SqliteDialectConfig) {
+    super(settings);
+  }
+
+  override createDriver(): Driver {
+    return new ImmediateSqliteDriver(this.settings);
+  }
+}
+
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
 }
 
 /**

@@ -152,6 +152,33 @@ export function migrations(dialect: DialectName): Record<string, Migration> {
         await db.schema.createIndex('queries_account_entity').on('queries').columns(['account_id', 'entity', 'create_time']).execute();
       },
     },
+    '0005_hardening': {
+      async up(db: Kysely<any>) {
+        // Data revisions per account (issue 11): a counter on the account row, and revisions
+        // keyed by (account, revision). Existing revisions keep their numbers (global ones are
+        // strictly increasing per account already); each account continues from its own latest.
+        await db.schema.alterTable('accounts').addColumn('data_revision', bigint, (c) => c.notNull().defaultTo(0)).execute();
+        await sql`UPDATE accounts SET data_revision = COALESCE((SELECT MAX(r.revision) FROM revisions r WHERE r.account_id = accounts.id), 0)`.execute(db);
+        await db.schema
+          .createTable('revisions_by_account')
+          .addColumn('account_id', 'text', (c) => c.notNull())
+          .addColumn('revision', bigint, (c) => c.notNull())
+          .addColumn('create_time', bigint, (c) => c.notNull())
+          .addColumn('observation_count', 'integer', (c) => c.notNull())
+          .addPrimaryKeyConstraint('revisions_by_account_pk', ['account_id', 'revision'])
+          .execute();
+        await sql`INSERT INTO revisions_by_account (account_id, revision, create_time, observation_count)
+          SELECT account_id, revision, create_time, observation_count FROM revisions`.execute(db);
+        await db.schema.dropTable('revisions').execute();
+        await db.schema.alterTable('revisions_by_account').renameTo('revisions').execute();
+        // Stored responses are sealed from now on; the ones stored before in clear that carry a
+        // secret (new API keys) are removed (a retry with such a key then runs anew).
+        await db
+          .deleteFrom('idempotency')
+          .where('method', 'in', ['/forecast.v1.KeyService/CreateKey', '/forecast.v1.KeyService/RotateKey', '/forecast.v1.AccountService/SignUp'])
+          .execute();
+      },
+    },
     '0006_manifests': {
       async up(db: Kysely<any>) {
         // The signed manifest (RFC 8785 JSON, signature included) is written in the same row as

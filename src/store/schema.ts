@@ -9,6 +9,8 @@ export interface AccountsTable {
   email: string | null;
   tier: string;
   create_time: number;
+  /** The account's latest data revision (0 before its first ingest); each ingest increments it. */
+  data_revision: Generated<number>;
 }
 
 export interface ApiKeysTable {
@@ -54,7 +56,8 @@ export interface RelationsTable {
 }
 
 export interface RevisionsTable {
-  revision: Generated<number>;
+  /** Per account: (account_id, revision) is the key. */
+  revision: number;
   account_id: string;
   create_time: number;
   observation_count: number;
@@ -87,7 +90,7 @@ export interface IdempotencyTable {
   state: string;
   /** `ok` or the stored error code. */
   outcome: string | null;
-  /** base64 of the response encoding, or JSON of the error {message, details}. */
+  /** base64 of the response encoding, or JSON of the error {message, details}, sealed under the master key (`sb1.…`, see rpc/idempotency.ts). */
   response: string | null;
   /** JSON of the response headers to replay. */
   headers: string | null;

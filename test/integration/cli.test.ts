@@ -2,6 +2,8 @@
 import { test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { packageRoot } from '../../src/rpc/descriptors';
 import { freshDatabaseUrl } from '../helpers/database';
@@ -57,4 +59,27 @@ test('usage errors exit 2 with the usage text', () => {
   const r = cli(['frobnicate'], {});
   assert.equal(r.code, 2);
   assert.match(r.err, /usage: forecast/);
+});
+
+test('every command and subcommand answers --help (and -h) with its usage, exit 0, touching nothing', () => {
+  const cases: [string[], RegExp][] = [
+    [['--help'], /^usage: forecast <command>/],
+    [['help'], /^usage: forecast <command>/],
+    [['serve', '--help'], /^usage: forecast serve/],
+    [['accounts', '--help'], /^usage: forecast accounts <create\|set-tier>/],
+    [['accounts', 'create', '--help'], /^usage: forecast accounts create --tier/],
+    [['accounts', 'create', '--tier', 'free', '-h'], /^usage: forecast accounts create --tier/],
+    [['accounts', 'set-tier', '--help'], /^usage: forecast accounts set-tier/],
+    [['keys', '--help'], /^usage: forecast keys <create\|revoke>/],
+    [['keys', 'create', '--help'], /^usage: forecast keys create --account/],
+    [['keys', 'revoke', '-h'], /^usage: forecast keys revoke/],
+  ];
+  const dir = mkdtempSync(join(tmpdir(), 'forecast-cli-help-'));
+  const env = { DATABASE_URL: `sqlite:${join(dir, 'never.db')}` };
+  for (const [args, usage] of cases) {
+    const r = cli(args, env);
+    assert.equal(r.code, 0, `${args.join(' ')}: ${r.err}`);
+    assert.match(r.out, usage, args.join(' '));
+  }
+  assert.equal(existsSync(join(dir, 'never.db')), false, 'no command ran');
 });

@@ -133,8 +133,13 @@ async function exported(protocol: 'rest' | 'grpc', queryId: string, format: 'jso
 }
 
 for (const protocol of ['rest', 'grpc'] as const) {
-  test(`${protocol}: ListManifests and GetManifest (JSON and DSSE) serve a depth query's manifest as signed`, async () => {
+  test(`${protocol}: ListManifests and GetManifest (JSON and DSSE) serve a depth query's manifest as signed; its data revision is the account's`, async () => {
+    const before = await depthQuery(protocol);
+    // another account's ingest leaves this account's data revision, the manifest's, unchanged
+    const other = await t.account('enterprise');
+    await dailyEntity(t, other.key, 'sku:x', weekly, 10);
     const q = await depthQuery(protocol);
+    assert.equal(q.manifest.data_revision, before.manifest.data_revision, 'data revisions are per account');
     const keys = (await (await fetch(`${t.baseUrl}/v1/manifests/keys`)).json()) as { keys: any[] };
     const mine = (await listed(protocol, 'store:s')).filter((m) => m.query_id === q.id);
     assert.deepEqual(mine, [q.manifest], 'listed once, equal to the inline manifest');

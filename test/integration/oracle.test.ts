@@ -169,8 +169,13 @@ test('a repeated query does no fitting; an ingest refits exactly the affected se
 });
 
 test('a fresh pool warms its idle workers up and answers every job as the engine does', async () => {
-  const pool = new ForecastPool(2);
+  const pool = new ForecastPool(3);
   try {
+    // the first job goes to one worker; the two others, idle, warm up meanwhile
+    const first = Float64Array.from({ length: 60 }, (_, i) => 20 + (i % 7));
+    await pool.run({ fitKey: 'warm-first', series: first, info: { period: 7 }, horizon: 1, seed: 0, model: 'auto', levels: [0.5] });
+    for (let i = 0; pool.stats.warmups < 2 && i < 3000; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(pool.stats.warmups, 2, 'both idle workers warmed up, the busy one did not');
     const rng = new Rng(8);
     const jobs = Array.from({ length: 4 }, (_, k) => {
       const series = Float64Array.from({ length: 90 }, (_, i) => 50 + k + [0, 3, 6, 3, 0, -5, -8][i % 7] + rng.normal());
@@ -182,7 +187,8 @@ test('a fresh pool warms its idle workers up and answers every job as the engine
       assert.equal(results[k].summary.mean, summarise(direct.distribution, 3, undefined, [0.5], 'continuous').mean);
       assert.equal(results[k].model, direct.model);
     }
-    assert.equal(pool.stats.fits, 4);
+    assert.equal(pool.stats.fits, 5);
+    assert.equal(pool.stats.warmups, 2, 'a warm-up happens once per worker');
   } finally {
     await pool.close();
   }

@@ -99,7 +99,8 @@ export const GetVersionResponse$json: MessageCodec<GetVersionResponse> = message
 export class AccountServiceRestClient extends RestClient {
   /**
    * Returns the account of the calling key: tier, this month's quota and usage, support level.
-   * Needs any valid key (no particular scope).
+   * Needs any valid key (no particular scope). Not counted against the quota, and answered
+   * even when the quota is used up, so a user can always see their usage.
    *
    * `GET /v1/account`
    */

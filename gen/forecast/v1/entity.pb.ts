@@ -65,7 +65,7 @@ export interface Observation {
   axis: string;
   /**
    * Observation time, RFC 3339 (any offset; stored and returned in UTC), aligned to the
-   * entity's frequency grid. Required.
+   * entity's frequency grid, in [1900-01-01T00:00:00Z, 2200-01-01T00:00:00Z). Required.
    */
   time: string;
   /** The value: finite; for `count` axes a non-negative integer. */

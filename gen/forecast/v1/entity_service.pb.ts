@@ -107,11 +107,14 @@ export interface IngestObservationsRequest {
 export interface IngestObservationsResponse {
   /** The entity. */
   entity: string;
-  /** The data revision of this batch (monotonically increasing). */
+  /** The data revision of this batch: the account's next one (strictly increasing per account). */
   revision: string;
   /** Observations stored. */
   accepted: number;
-  /** Of those, how many corrected an existing (axis, time) value. */
+  /**
+   * Of those, how many were for an (axis, time) that already had a value, identical or not
+   * (each is stored as a correction that supersedes it).
+   */
   corrections: number;
 }
 
@@ -125,11 +128,14 @@ export interface BulkIngestObservationsRequest {
 
 /** Response of BulkIngestObservations. */
 export interface BulkIngestObservationsResponse {
-  /** The data revision of the whole stream. */
+  /** The data revision of the whole stream: the account's next one. */
   revision: string;
   /** Observations stored. */
   accepted: number;
-  /** Of those, how many corrected an existing (axis, time) value. */
+  /**
+   * Of those, how many were for an (axis, time) that already had a value, identical or not
+   * (each counted once, whichever message of the stream it came in).
+   */
   corrections: number;
   /** Request messages received. */
   messages: number;
@@ -146,8 +152,9 @@ export interface ListObservationsRequest {
   /** Only observations before this time (RFC 3339, exclusive). Default: no bound. */
   end: string;
   /**
-   * Read the data as it was at this data revision (corrections recorded later are not
-   * seen; values recorded later are absent). 0 (default) = current data.
+   * Read the data as it was at this data revision of the account (corrections recorded later
+   * are not seen; values recorded later are absent). 0 (default) = current data; newer than the
+   * account's latest revision → 400.
    */
   asOfRevision: string;
   /** Page size: default 50, at most 200 (larger values are reduced to 200); negative → 400. */
@@ -1764,6 +1771,15 @@ export const DeleteRelationResponse: MessageFns<DeleteRelationResponse> = {
  *
  * Scopes: reads need `forecast:read`; writes need `data:write`. Resources of another account
  * answer 404 `not_found`, exactly as nonexistent ones do.
+ *
+ * Data revisions are counted per account: each accepted ingest gets the account's next revision
+ * (1, 2, 3, … for every account, strictly increasing, each used once even under concurrent
+ * ingests), so no account learns anything of another's activity.
+ *
+ * Deadlines: a call whose deadline has already passed is refused with 504 `deadline_exceeded`
+ * (gRPC DEADLINE_EXCEEDED) before anything runs. A write whose deadline passes while it runs is
+ * not committed (it answers 504: nothing was done), unless it had committed already, in which
+ * case its result is answered. Reads answer 504 at their deadline.
  */
 export type EntityServiceService = typeof EntityServiceService;
 export const EntityServiceService = {
@@ -1822,7 +1838,12 @@ export const EntityServiceService = {
   /**
    * Ingests a batch of observations for one entity, all or nothing: one bad row refuses the
    * whole batch with 400 naming the row's index, and nothing is stored. An accepted batch
-   * gets the next data revision.
+   * gets the account's next data revision.
+   *
+   * Times must lie in [1900-01-01T00:00:00Z, 2200-01-01T00:00:00Z), and one axis may span at
+   * most 200,000 steps of the entity's frequency from its first to its last observation
+   * (counting what is already stored: about 22 years of hourly data, 547 years of daily):
+   * a row outside either is refused with 400 naming it (`observations[i].time`).
    */
   ingestObservations: {
     path: "/forecast.v1.EntityService/IngestObservations" as const,
@@ -1838,7 +1859,8 @@ export const EntityServiceService = {
   /**
    * Client-streaming bulk ingest: any number of messages (each at most 10,000 observations,
    * at most 1,000,000 in all), for one or several entities, committed all or nothing as ONE
-   * data revision when the stream closes. Over REST the body is newline-delimited JSON
+   * data revision when the stream closes. The same time range and span limit as
+   * IngestObservations apply (a refused row is named `messages[m].observations[i].time`). Over REST the body is newline-delimited JSON
    * (`application/x-ndjson`), one request message per line.
    */
   bulkIngestObservations: {
@@ -1943,13 +1965,19 @@ export interface EntityServiceServer extends UntypedServiceImplementation {
   /**
    * Ingests a batch of observations for one entity, all or nothing: one bad row refuses the
    * whole batch with 400 naming the row's index, and nothing is stored. An accepted batch
-   * gets the next data revision.
+   * gets the account's next data revision.
+   *
+   * Times must lie in [1900-01-01T00:00:00Z, 2200-01-01T00:00:00Z), and one axis may span at
+   * most 200,000 steps of the entity's frequency from its first to its last observation
+   * (counting what is already stored: about 22 years of hourly data, 547 years of daily):
+   * a row outside either is refused with 400 naming it (`observations[i].time`).
    */
   ingestObservations: handleUnaryCall<IngestObservationsRequest, IngestObservationsResponse>;
   /**
    * Client-streaming bulk ingest: any number of messages (each at most 10,000 observations,
    * at most 1,000,000 in all), for one or several entities, committed all or nothing as ONE
-   * data revision when the stream closes. Over REST the body is newline-delimited JSON
+   * data revision when the stream closes. The same time range and span limit as
+   * IngestObservations apply (a refused row is named `messages[m].observations[i].time`). Over REST the body is newline-delimited JSON
    * (`application/x-ndjson`), one request message per line.
    */
   bulkIngestObservations: handleClientStreamingCall<BulkIngestObservationsRequest, BulkIngestObservationsResponse>;
@@ -2060,7 +2088,12 @@ export interface EntityServiceClient extends Client {
   /**
    * Ingests a batch of observations for one entity, all or nothing: one bad row refuses the
    * whole batch with 400 naming the row's index, and nothing is stored. An accepted batch
-   * gets the next data revision.
+   * gets the account's next data revision.
+   *
+   * Times must lie in [1900-01-01T00:00:00Z, 2200-01-01T00:00:00Z), and one axis may span at
+   * most 200,000 steps of the entity's frequency from its first to its last observation
+   * (counting what is already stored: about 22 years of hourly data, 547 years of daily):
+   * a row outside either is refused with 400 naming it (`observations[i].time`).
    */
   ingestObservations(
     request: IngestObservationsRequest,
@@ -2080,7 +2113,8 @@ export interface EntityServiceClient extends Client {
   /**
    * Client-streaming bulk ingest: any number of messages (each at most 10,000 observations,
    * at most 1,000,000 in all), for one or several entities, committed all or nothing as ONE
-   * data revision when the stream closes. Over REST the body is newline-delimited JSON
+   * data revision when the stream closes. The same time range and span limit as
+   * IngestObservations apply (a refused row is named `messages[m].observations[i].time`). Over REST the body is newline-delimited JSON
    * (`application/x-ndjson`), one request message per line.
    */
   bulkIngestObservations(

@@ -230,8 +230,9 @@ export interface ListObservationsRequestInput {
    */
   end?: string | undefined;
   /**
-   * Read the data as it was at this data revision (corrections recorded later are not
-   * seen; values recorded later are absent). 0 (default) = current data.
+   * Read the data as it was at this data revision of the account (corrections recorded later
+   * are not seen; values recorded later are absent). 0 (default) = current data; newer than the
+   * account's latest revision → 400.
    */
   asOfRevision?: string | number | bigint | undefined;
   /**
@@ -390,6 +391,15 @@ export const DeleteRelationResponse$json: MessageCodec<DeleteRelationResponse> =
  * Scopes: reads need `forecast:read`; writes need `data:write`. Resources of another account
  * answer 404 `not_found`, exactly as nonexistent ones do.
  *
+ * Data revisions are counted per account: each accepted ingest gets the account's next revision
+ * (1, 2, 3, … for every account, strictly increasing, each used once even under concurrent
+ * ingests), so no account learns anything of another's activity.
+ *
+ * Deadlines: a call whose deadline has already passed is refused with 504 `deadline_exceeded`
+ * (gRPC DEADLINE_EXCEEDED) before anything runs. A write whose deadline passes while it runs is
+ * not committed (it answers 504: nothing was done), unless it had committed already, in which
+ * case its result is answered. Reads answer 504 at their deadline.
+ *
  * REST client: every method throws ApiError on failure.
  */
 export class EntityServiceRestClient extends RestClient {
@@ -444,7 +454,12 @@ export class EntityServiceRestClient extends RestClient {
   /**
    * Ingests a batch of observations for one entity, all or nothing: one bad row refuses the
    * whole batch with 400 naming the row's index, and nothing is stored. An accepted batch
-   * gets the next data revision.
+   * gets the account's next data revision.
+   *
+   * Times must lie in [1900-01-01T00:00:00Z, 2200-01-01T00:00:00Z), and one axis may span at
+   * most 200,000 steps of the entity's frequency from its first to its last observation
+   * (counting what is already stored: about 22 years of hourly data, 547 years of daily):
+   * a row outside either is refused with 400 naming it (`observations[i].time`).
    *
    * `POST /v1/entities/{entity}/observations`
    */
@@ -455,7 +470,8 @@ export class EntityServiceRestClient extends RestClient {
   /**
    * Client-streaming bulk ingest: any number of messages (each at most 10,000 observations,
    * at most 1,000,000 in all), for one or several entities, committed all or nothing as ONE
-   * data revision when the stream closes. Over REST the body is newline-delimited JSON
+   * data revision when the stream closes. The same time range and span limit as
+   * IngestObservations apply (a refused row is named `messages[m].observations[i].time`). Over REST the body is newline-delimited JSON
    * (`application/x-ndjson`), one request message per line.
    *
    * `POST /v1/observations:bulkIngest`

@@ -98,6 +98,12 @@ export interface RotateKeyRequestInput {
    * 2,592,000 (30 days). An old key that already expires sooner keeps its earlier expiry.
    */
   gracePeriodSeconds?: string | number | bigint | undefined;
+  /**
+   * Lifetime of the replacement in seconds from now, at most 10 years. Default (0): the
+   * replacement expires when the old key would have (before the grace period), so a 30-day key
+   * is replaced by one with the same end, and a key that never expired by one that never does.
+   */
+  expiresInSeconds?: string | number | bigint | undefined;
 }
 
 /**
@@ -106,6 +112,7 @@ export interface RotateKeyRequestInput {
 export const RotateKeyRequest$json: MessageCodec<RotateKeyRequest> = message<RotateKeyRequest>("forecast.v1.RotateKeyRequest", {
   keyId: field("key_id", "string"),
   gracePeriodSeconds: field("grace_period_seconds", "int64"),
+  expiresInSeconds: field("expires_in_seconds", "int64"),
 });
 
 /**
@@ -154,6 +161,10 @@ export class KeyServiceRestClient extends RestClient {
   /**
    * Creates a key. The secret is in the response only.
    *
+   * With an `Idempotency-Key`, the response is stored for replay (24 hours) sealed with the
+   * server's master key (AES-256-GCM), never in clear; a replay returns the same key, secret
+   * included. The same holds for RotateKey.
+   *
    * `POST /v1/keys`
    */
   createKey(request: CreateKeyRequestInput, options?: CallOptions): Promise<CreateKeyResponse> {
@@ -177,8 +188,8 @@ export class KeyServiceRestClient extends RestClient {
   }
 
   /**
-   * Rotates a key: creates a replacement with the same name and scopes, and lets the old key
-   * expire after a grace period so deployments can switch over.
+   * Rotates a key: creates a replacement with the same name, scopes and expiry, and lets the old
+   * key expire after a grace period so deployments can switch over.
    *
    * `POST /v1/keys/{key_id}:rotate`
    */
