@@ -6,8 +6,9 @@
  *  - traversal: a 3-level page of 200 paths down from the total (first page and the next, by
  *    cursor), timed warm;
  *  - the oracle query with `depth` 3 on the total (425 nodes forecast and reconciled, MinT-shrink):
- *    cold latency (every fit new), then warm latency (p50 of repeated identical queries), and a
- *    warm query with another method (fits cached, reconciliation new).
+ *    cold latency (every fit new), then warm latency (p50 of repeated identical queries), warm
+ *    with `include_manifest`, ForensicsService.Reproduce of the cold query (every node fitted
+ *    afresh), and a warm query with another method (fits cached, reconciliation new).
  * Targets on the 2-core machine: cold ≤ 10 s, warm p50 ≤ 100 ms.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -18,7 +19,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { packageRoot } from '../src/rpc/descriptors';
 import { SERVER_NODE_FLAGS } from '../src/server-flags';
-import { printTable, summary, type LoadResult } from './load';
+import { printTable, processCpuSeconds, summary, type LoadResult } from './load';
 
 interface Tourism {
   readonly start: [number, number];
@@ -27,20 +28,6 @@ interface Tourism {
 
 /** An entity id part from a name: `[A-Za-z0-9._~-]` only. */
 const slug = (s: string) => s.replace(/[^A-Za-z0-9._~-]+/g, '-');
-
-/**
- * CPU seconds a process has used (user + system, all threads), from /proc (Linux; NaN elsewhere).
- * Why: on a shared machine the wall time of a cold query depends on who else runs; its CPU time
- * does not, and divided by the cores it bounds what an idle machine would take.
- */
-function cpuSeconds(pid: number): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
-  } catch {
-    return NaN;
-  }
-}
 
 /** One line of the table from latencies (requests/s over their sum: one request at a time). */
 const serial = (name: string, latencies: number[]) => summary(name, latencies, latencies.reduce((a, b) => a + b, 0) / 1000);
@@ -134,23 +121,36 @@ async function runGraphBench(): Promise<void> {
     // depth-0 query at another horizon, as the oracle bench excludes the pool's start), then warm
     const query = { entity: total, depth: 3, horizon: 4 };
     await api.ok('POST', '/v1/oracle/query', { entity: first.data.paths[2].nodes[3].entity, horizon: 1 });
-    const cpu0 = cpuSeconds(child.pid!);
+    const cpu0 = processCpuSeconds(child.pid!);
     const cold = await api.ok('POST', '/v1/oracle/query', query);
-    const coldCpu = cpuSeconds(child.pid!) - cpu0;
+    const coldCpu = processCpuSeconds(child.pid!) - cpu0;
     const nodes = 1 + cold.data.descendants.length;
     results.push(serial(`depth-3 query, cold (${nodes} nodes)`, [cold.ms]));
     const warm: number[] = [];
-    const cpu1 = cpuSeconds(child.pid!);
+    const cpu1 = processCpuSeconds(child.pid!);
     for (let i = 0; i < 40; i++) warm.push((await api.ok('POST', '/v1/oracle/query', query)).ms);
-    const warmCpuMs = ((cpuSeconds(child.pid!) - cpu1) / warm.length) * 1000;
+    const warmCpuMs = ((processCpuSeconds(child.pid!) - cpu1) / warm.length) * 1000;
     results.push(serial('depth-3 query, warm', warm));
+    // the same warm query returning its signed manifest (every query is signed either way)
+    const signed: number[] = [];
+    const cpu2 = processCpuSeconds(child.pid!);
+    for (let i = 0; i < 40; i++) signed.push((await api.ok('POST', '/v1/oracle/query', { ...query, include_manifest: true })).ms);
+    const signedCpuMs = ((processCpuSeconds(child.pid!) - cpu2) / signed.length) * 1000;
+    results.push(serial('depth-3 query, warm, include_manifest', signed));
+    // forensics: the cold query replayed (every node fitted afresh, reconciled again)
+    const cpu3 = processCpuSeconds(child.pid!);
+    const replay = await api.ok('POST', '/v1/forensics/reproduce', { query_id: cold.data.query_id });
+    const replayCpu = processCpuSeconds(child.pid!) - cpu3;
+    if (!replay.data.reproduced) throw new Error(`the depth-3 query was not reproduced: ${JSON.stringify(replay.data.differences).slice(0, 200)}`);
+    results.push(serial('depth-3 query, reproduce (fresh fits)', [replay.ms]));
     const other = await api.ok('POST', '/v1/oracle/query', { ...query, reconciliation: 'wls_struct' });
     results.push(serial('depth-3 query, fits cached, new method', [other.ms]));
 
     console.log(`\nGraph: Australian tourism hierarchy through the API (${nodes} entities, 304 × 80 quarterly observations; loaded in ${loadSeconds.toFixed(1)} s; load average ${loadavg()[0].toFixed(1)} on ${availableParallelism()} cores)`);
     printTable(results);
     console.log(`cold query: ${coldCpu.toFixed(1)} CPU-seconds in the server (all threads), i.e. ≥ ${(coldCpu / availableParallelism()).toFixed(1)} s of wall time on ${availableParallelism()} idle cores`);
-    console.log(`warm query: ${warmCpuMs.toFixed(0)} ms of server CPU each (mean of ${warm.length}; 10 ms resolution per reading)`);
+    console.log(`warm query: ${warmCpuMs.toFixed(0)} ms of server CPU each, ${signedCpuMs.toFixed(0)} ms with include_manifest (means of ${warm.length}; 10 ms resolution per reading)`);
+    console.log(`reproduce: ${replayCpu.toFixed(1)} CPU-seconds in the server (all threads)`);
     console.log(`targets: depth-3 cold ≤ 10,000 ms, warm p50 ≤ 100 ms`);
   } finally {
     api.close();

@@ -3,6 +3,7 @@
  * `seconds`, after a warm-up; reports requests/s and latency percentiles. One tool for every
  * server in the benchmarks, so the numbers compare.
  */
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import * as grpc from '@grpc/grpc-js';
 
@@ -78,6 +79,23 @@ export function grpcCaller(address: string, path: string, request: Buffer, metad
       }),
     close: () => client.close(),
   };
+}
+
+/** Clock ticks per second of /proc times (sysconf(_SC_CLK_TCK), 100 on Linux). */
+const CLOCK_TICKS = 100;
+
+/**
+ * CPU seconds a process has used (user + system, all threads), from /proc (Linux; NaN elsewhere).
+ * Why: on a shared machine latencies depend on who else runs; the CPU time a request costs the
+ * server hardly does.
+ */
+export function processCpuSeconds(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS; // utime, stime
+  } catch {
+    return NaN;
+  }
 }
 
 /** Print results as an aligned table. */

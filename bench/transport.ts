@@ -9,11 +9,11 @@
  * load generator is this one.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { closedLoop, grpcCaller, httpGetter, printTable, type LoadResult } from './load';
+import { closedLoop, grpcCaller, httpGetter, printTable, processCpuSeconds, type LoadResult } from './load';
 import { GetEntityRequest } from '../gen/forecast/v1/entity_service.pb';
 import { SERVER_NODE_FLAGS } from '../src/server-flags';
 
@@ -23,17 +23,6 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 /** closedLoop's default warm-up, which the server's CPU time includes. */
 const WARMUP_SECONDS = 1;
-
-/** User + system CPU time of a process in µs (Linux /proc), or undefined elsewhere. */
-function cpuMicros(pid: number): number | undefined {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS;
-  } catch {
-    return undefined;
-  }
-}
-const CLOCK_TICKS = 100; // sysconf(_SC_CLK_TCK) on Linux
 
 /** The median of each figure over rounds (rps, p50 and p99 each on their own). */
 function medianResult(rounds: LoadResult[]): LoadResult {
@@ -115,11 +104,11 @@ async function runTransportBench(): Promise<LoadResult[]> {
   const cpuPerRequest: number[][] = contestants.map(() => []);
   for (let r = 0; r < ROUNDS; r++) {
     for (const [i, [name, fire, child]] of contestants.entries()) {
-      const before = cpuMicros(child.pid!);
+      const before = processCpuSeconds(child.pid!);
       const result = await closedLoop(name, fire, opts);
       rounds[i].push(result);
-      const after = cpuMicros(child.pid!);
-      if (before !== undefined && after !== undefined) cpuPerRequest[i].push((after - before) / (result.requests + result.rps * WARMUP_SECONDS));
+      const used = (processCpuSeconds(child.pid!) - before) * 1e6;
+      if (Number.isFinite(used)) cpuPerRequest[i].push(used / (result.requests + result.rps * WARMUP_SECONDS));
     }
   }
   caller.close();

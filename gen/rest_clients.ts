@@ -3,9 +3,11 @@
 import type { ClientOptions } from "./rest_runtime";
 import { AccountService$rest, AccountServiceRestClient } from "./forecast/v1/account_service.rest";
 import { EntityService$rest, EntityServiceRestClient } from "./forecast/v1/entity_service.rest";
+import { OracleService$rest, OracleServiceRestClient } from "./forecast/v1/oracle_service.rest";
+import { ForensicsService$rest, ForensicsServiceRestClient } from "./forecast/v1/forensics_service.rest";
 import { GraphService$rest, GraphServiceRestClient } from "./forecast/v1/graph_service.rest";
 import { KeyService$rest, KeyServiceRestClient } from "./forecast/v1/key_service.rest";
-import { OracleService$rest, OracleServiceRestClient } from "./forecast/v1/oracle_service.rest";
+import { ManifestService$rest, ManifestServiceRestClient } from "./forecast/v1/manifest_service.rest";
 import { SubscriptionService$rest, SubscriptionServiceRestClient } from "./forecast/v1/subscription_service.rest";
 
 export { ApiError, type ApiErrorInit, type CallOptions, type ClientOptions, type MethodSpec } from "./rest_runtime";
@@ -16,9 +18,11 @@ export { ApiError, type ApiErrorInit, type CallOptions, type ClientOptions, type
 export const REST_SERVICES = {
   "forecast.v1.AccountService": AccountService$rest,
   "forecast.v1.EntityService": EntityService$rest,
+  "forecast.v1.OracleService": OracleService$rest,
+  "forecast.v1.ForensicsService": ForensicsService$rest,
   "forecast.v1.GraphService": GraphService$rest,
   "forecast.v1.KeyService": KeyService$rest,
-  "forecast.v1.OracleService": OracleService$rest,
+  "forecast.v1.ManifestService": ManifestService$rest,
   "forecast.v1.SubscriptionService": SubscriptionService$rest,
 } as const;
 
@@ -29,9 +33,11 @@ export function createRestClients(options: ClientOptions) {
   return {
     accountService: new AccountServiceRestClient(options),
     entityService: new EntityServiceRestClient(options),
+    oracleService: new OracleServiceRestClient(options),
+    forensicsService: new ForensicsServiceRestClient(options),
     graphService: new GraphServiceRestClient(options),
     keyService: new KeyServiceRestClient(options),
-    oracleService: new OracleServiceRestClient(options),
+    manifestService: new ManifestServiceRestClient(options),
     subscriptionService: new SubscriptionServiceRestClient(options),
   };
 }

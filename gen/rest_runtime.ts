@@ -7,8 +7,10 @@
  *
  * - proto3 JSON ↔ ts-proto objects, driven by the field tables the generator writes per message
  *   (`message(...)`): proto field names on the wire, int64 as decimal strings, enums by name,
- *   bytes as base64, non-finite doubles as "NaN"/"Infinity"; default values are omitted on the
- *   way out and filled in on the way back (the shape ts-proto's decoders produce).
+ *   bytes as base64, non-finite doubles as "NaN"/"Infinity", Struct/Value/ListValue as the plain
+ *   JSON they are; default values are omitted on the way out and filled in on the way back (the
+ *   shape ts-proto's decoders produce).
+ * - A method answering a `google.api.HttpBody` gets the raw body: its bytes and content type.
  * - The call: path from the `google.api.http` template, the rest of the request in the query
  *   (no body) or as the JSON body, the response (or its `response_body` field) decoded.
  * - One error class, `ApiError`, for every failure: an error answer of the service (its `code`,
@@ -26,8 +28,12 @@ export interface EnumType {
   readonly names: Readonly<Record<number, string>>;
 }
 
-/** The JSON form of a value: a scalar kind, an enum, or a message (by thunk, for recursion). */
-export type ValueType = 'string' | 'bool' | 'int32' | 'int64' | 'double' | 'bytes' | EnumType | (() => MessageCodec<any>);
+/**
+ * The JSON form of a value: a scalar kind, an enum, a message (by thunk, for recursion), `json`
+ * (google.protobuf.Struct/Value/ListValue: plain JSON, where null is a value) or `raw` (a
+ * google.api.HttpBody, only ever a response's raw body).
+ */
+export type ValueType = 'string' | 'bool' | 'int32' | 'int64' | 'double' | 'bytes' | 'json' | 'raw' | EnumType | (() => MessageCodec<any>);
 
 /**
  * One field: `single` (implicit presence: the default value is not sent), `optional` (explicit
@@ -66,7 +72,7 @@ export function toJson<T>(codec: MessageCodec<T>, value: unknown): JsonObject {
   for (const local of Object.keys(fields)) {
     const spec = fields[local];
     const x = object[local];
-    if (x === undefined || x === null) continue;
+    if (x === undefined || (x === null && spec.type !== 'json')) continue;
     if (spec.kind === 'list') {
       const list = x as unknown[];
       if (list.length > 0) out[spec.name] = list.map((e) => encodeValue(spec.type, e));
@@ -97,7 +103,7 @@ export function fromJson<T>(codec: MessageCodec<T>, json: unknown, path: string 
       if (x != null && (typeof x !== 'object' || Array.isArray(x))) throw new TypeError(`${at}: expected an object`);
       const entries = x == null ? [] : Object.entries(x as Record<string, unknown>);
       out[local] = Object.fromEntries(entries.map(([k, e]) => [spec.key === 'int32' ? Number(k) : k, decodeValue(spec.type, e, `${at}.${k}`)]));
-    } else if (x == null) {
+    } else if (x === undefined || (x === null && spec.type !== 'json')) {
       out[local] = spec.kind === 'optional' ? undefined : defaultOf(spec.type);
     } else {
       out[local] = decodeValue(spec.type, x, at);
@@ -119,6 +125,9 @@ function isDefault(type: ValueType, x: unknown): boolean {
       return String(x) === '0';
     case 'bytes':
       return (x as Uint8Array).length === 0;
+    case 'json':
+    case 'raw':
+      return false;
     default:
       return typeof type === 'function' ? false : x === 0;
   }
@@ -137,6 +146,9 @@ function defaultOf(type: ValueType): unknown {
       return '0';
     case 'bytes':
       return new Uint8Array(0);
+    case 'json':
+    case 'raw':
+      return undefined;
     default:
       return typeof type === 'function' ? undefined : 0;
   }
@@ -152,6 +164,10 @@ function encodeValue(type: ValueType, x: unknown): JsonValue {
       return String(x);
     case 'double':
       return Number.isFinite(x) ? (x as number) : String(x);
+    case 'json':
+      return x as JsonValue;
+    case 'raw':
+      throw new TypeError('a google.api.HttpBody is not sent as JSON');
     case 'bytes': {
       let binary = '';
       for (const b of x as Uint8Array) binary += String.fromCharCode(b);
@@ -186,6 +202,10 @@ function decodeValue(type: ValueType, x: unknown, at: string): unknown {
       if (x === 'NaN' || x === 'Infinity' || x === '-Infinity' || (typeof x === 'string' && /^-?\d/.test(x))) return Number(x);
       throw fail('a number');
     }
+    case 'json':
+      return x;
+    case 'raw':
+      throw fail('no JSON (a google.api.HttpBody is the raw body)');
     case 'bytes': {
       if (typeof x !== 'string') throw fail('base64 text');
       const binary = atob(x.replace(/-/g, '+').replace(/_/g, '/'));
@@ -224,6 +244,8 @@ export interface MethodSpec<I = any, O = any> {
   readonly output: MessageCodec<O>;
   /** A client stream: the requests are sent as one NDJSON body. */
   readonly stream?: boolean;
+  /** The answer is a google.api.HttpBody (whole, or as `responseBody`): the raw body and its content type. */
+  readonly rawBody?: boolean;
   /** A paginated list: the output's repeated field of items, and the cursor fields (ts-proto names). */
   readonly page?: { readonly items: string; readonly cursor: string; readonly nextCursor: string };
 }
@@ -382,10 +404,10 @@ export class RestClient {
     const signal = signals.length === 0 ? undefined : signals.length === 1 ? signals[0] : AbortSignal.any(signals);
     const fetchFn = this.options.fetch ?? ((url: string, init: RequestInit) => globalThis.fetch(url, init));
     let res: Response;
-    let text: string;
+    let bytes: Uint8Array;
     try {
       res = await fetchFn(this.baseUrl + path, { method: spec.verb, headers, body, signal });
-      text = await res.text();
+      bytes = new Uint8Array(await res.arrayBuffer());
     } catch (err) {
       if (timeout?.aborted && !call.signal?.aborted) {
         throw new ApiError({ code: 'deadline_exceeded', message: `${spec.name}: no answer within ${timeoutMs} ms`, status: 0, cause: err });
@@ -393,7 +415,15 @@ export class RestClient {
       if (call.signal?.aborted) throw err;
       throw new ApiError({ code: 'unavailable', message: `${spec.name}: ${(err as Error)?.message ?? 'network failure'}`, status: 0, cause: err });
     }
+    const text = new TextDecoder().decode(bytes);
     if (res.status < 200 || res.status > 299) throw ApiError.fromResponse(res, text);
+    if (spec.rawBody) {
+      const raw = { contentType: res.headers.get('content-type') ?? '', data: bytes, extensions: [] };
+      if (!spec.responseBody) return raw as O;
+      const fields = spec.output.fields as Record<string, FieldSpec>;
+      const local = Object.keys(fields).find((k) => fields[k].name === spec.responseBody)!;
+      return { ...(fromJson(spec.output, {}) as object), [local]: raw } as O;
+    }
     const fail = (cause: unknown) =>
       new ApiError({ code: 'internal', message: `${spec.name}: undecodable response (${(cause as Error)?.message})`, status: res.status, requestId: res.headers.get('request-id') ?? undefined, headers: res.headers, cause });
     try {

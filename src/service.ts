@@ -32,6 +32,14 @@ import type { RequestHandler, Express } from 'express';
 import { createRestApp, handleClientErrors } from './transport/rest/app';
 import { RouteTable } from './transport/rest/route-table';
 import { siteHandlers } from './web/site';
+import { forensicsService } from './forensics/forensics-service';
+import { CanonicalJson } from './manifests/canonical';
+import type { EngineIdentity } from './manifests/manifest-builder';
+import { manifestService } from './manifests/manifest-service';
+import { ManifestSigner } from './manifests/manifest-signer';
+import { ManifestStore } from './manifests/manifest-store';
+import { SigningKeyStore } from './manifests/signing-keys';
+import { ENGINE_INFO } from './oracle/engine-info';
 import { ForecastPool } from './oracle/forecast-pool';
 import { oracleService } from './oracle/oracle-service';
 import { QueryStore } from './oracle/query-store';
@@ -72,6 +80,12 @@ export interface ServiceContext {
   readonly depthQueries: DepthQueries;
   /** Subscriptions, drift scoring and webhook delivery (`subscriptions/`). */
   readonly webhooks: WebhookRuntime;
+  /** The engine identity recorded in manifests and compared by forensics. */
+  readonly engine: EngineIdentity;
+  readonly canonical: CanonicalJson;
+  readonly signingKeys: SigningKeyStore;
+  readonly signer: ManifestSigner;
+  readonly manifests: ManifestStore;
 }
 
 export interface ServiceOptions {
@@ -87,6 +101,8 @@ export interface ServiceOptions {
   readonly httpMiddleware?: readonly RequestHandler[];
   /** Resolves webhook hosts (default: the system resolver; tests inject their own). */
   readonly webhookResolver?: Resolver;
+  /** The engine identity to record (default `ENGINE_INFO`; tests pose as another engine version). */
+  readonly engine?: EngineIdentity;
 }
 
 export interface RunningService {
@@ -132,6 +148,13 @@ export async function createService(config: Config, options: ServiceOptions = {}
   });
   const descriptors: Descriptors = loadDescriptors([DESCRIPTOR_IMAGE, ...(options.extraDescriptors ?? [])]);
   const observations = new ObservationStore(database);
+  const canonical = new CanonicalJson(descriptors.registry);
+  const signingKeys = new SigningKeyStore(database, secrets, clock);
+  // The first start makes the first signing key (replicas starting together make one between them).
+  await signingKeys.ensure().catch(async (err) => {
+    await database.close();
+    throw err;
+  });
   const entities = new EntityStore(database);
   const relations = new RelationStore(database);
   const series = new SeriesLoader(observations);
@@ -156,6 +179,11 @@ export async function createService(config: Config, options: ServiceOptions = {}
     reconcilePool,
     depthQueries: new DepthQueries({ entities, relations, series, pool, reconcile: reconcilePool }),
     webhooks: new WebhookRuntime({ config, database, secrets, clock, log, entities, observations, resolver: options.webhookResolver }),
+    engine: options.engine ?? ENGINE_INFO,
+    canonical,
+    signingKeys,
+    signer: new ManifestSigner(signingKeys, canonical),
+    manifests: new ManifestStore(database),
   };
   const bindings = [
     entityService(ctx),
@@ -172,6 +200,8 @@ export async function createService(config: Config, options: ServiceOptions = {}
       clock,
       onDelivery: () => ctx.webhooks.dispatcher.poke(),
     }),
+    manifestService(ctx),
+    forensicsService(ctx),
     ...(options.extraServices?.(ctx) ?? []),
   ];
   const methods = buildMethodTable(bindings, descriptors.registry, options.deprecations ?? DEPRECATIONS);

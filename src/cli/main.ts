@@ -1,6 +1,6 @@
 /**
  * The `forecast` operator CLI: `serve`, `accounts create|set-tier`, `keys create|revoke`,
- * `evaluate`, `evaluate-hierarchy`, `webhooks listen`. Every command honours `DATABASE_URL` (and the rest of the environment config).
+ * `signing-keys rotate|list`, `manifests verify`, `evaluate`, `evaluate-hierarchy`, `webhooks listen`. Every command honours `DATABASE_URL` (and the rest of the environment config).
  */
 import { AccountStore } from '../accounts/account-store';
 import { DEFAULT_SCOPES, isScope, isTier, SCOPES, type Scope } from '../accounts/tiers';
@@ -8,8 +8,10 @@ import { systemClock } from '../clock';
 import { loadConfig } from '../config';
 import { openDatabase } from '../store/database';
 import { allowOnly, optionValue, parseArgs, UsageError, type ParsedArgs } from './args';
+import { manifestsCommand } from './manifests';
 import { serveCommand } from './serve';
 import { webhooksCommand } from './webhooks';
+import { signingKeysCommand } from './signing-keys';
 
 const USAGE = `usage: forecast <command> [options]
 
@@ -18,13 +20,17 @@ const USAGE = `usage: forecast <command> [options]
   accounts set-tier --account ACCT --tier free|pro|enterprise
   keys create --account ACCT [--scopes a,b] [--expires-in-days N] [--name N] [--json]
   keys revoke --account ACCT --key KEY_ID
+  signing-keys rotate [--json]          a new manifest signing key signs from now on (old keys stay published)
+  signing-keys list [--json]            the manifest signing keys (public parts only)
+  manifests verify FILE [--jwks FILE|URL]
+                                        verify a manifest or DSSE envelope (keys: --jwks, else the database's)
   evaluate --data FILE.jsonl [--models LIST] [--level 95] [--json] [--limit N]
   evaluate-hierarchy --data FILE.json [--horizon H] [--json] [--workers N] [--draws K]
   webhooks listen --secret whsec_… [--port N] [--host H] [--json]
                                         receive webhooks, print the verified ones, refuse forged ones
 
 Environment: DATABASE_URL (default sqlite:./data/forecast.db), HTTP_PORT (8080), GRPC_PORT (50051),
-HOST (127.0.0.1), LOG_LEVEL (info).`;
+HOST (127.0.0.1), LOG_LEVEL (info), MASTER_KEY / MASTER_KEY_FILE (signing-keys rotate).`;
 
 /** Usage of each command and subcommand, printed by `--help` (or `-h`) anywhere in its arguments. */
 const HELP: Readonly<Record<string, string>> = {
@@ -97,6 +103,10 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
         return await keysCommand(sub, parseArgs(rest, ['json']), env);
       case 'webhooks':
         return await webhooksCommand(sub, parseArgs(rest, ['json']));
+      case 'signing-keys':
+        return await signingKeysCommand(argv.slice(1), env);
+      case 'manifests':
+        return await manifestsCommand(argv.slice(1), env);
       case 'evaluate': {
         // eslint-disable-next-line @typescript-eslint/no-require-imports
         const { evaluateCommand } = require('./evaluate') as { evaluateCommand(argv: string[]): Promise<number> };

@@ -1,16 +1,16 @@
 /**
  * The oracle endpoint's `depth` ≥ 1 branch: validates the method, runs the depth query
- * (`hierarchy-query.ts`), records it with every input series read and every node forecast made,
- * and shapes the response. The oracle endpoint calls `answerDepthQuery` after its own checks.
+ * (`hierarchy-query.ts`), records it with its signed manifest — every input series read and
+ * every node model fitted (`manifests/query-recorder.ts`) — and shapes the response. The oracle
+ * endpoint calls `answerDepthQuery` after its own checks.
  */
+import type { ManifestRequest } from '../../gen/forecast/v1/manifest.pb';
 import type { QueryResponse } from '../../gen/forecast/v1/oracle_service.pb';
-import { formatTime } from '../clock';
 import type { EntityRecord } from '../entities/entity-store';
 import { RECONCILE_METHODS, type ReconcileMethod } from '../engine/reconcile/index';
 import { newId } from '../ids';
-import { ENGINE_INFO } from '../oracle/engine-info';
-import type { AxisRecordOfQuery, QueryStore } from '../oracle/query-store';
-import type { LoadedSeries } from '../oracle/series-loader';
+import { manifestInput, manifestModel } from '../manifests/manifest-builder';
+import { recordQuery, type QueryRecorderDeps } from '../manifests/query-recorder';
 import type { CallContext } from '../rpc/context';
 import { invalidArgument } from '../rpc/errors';
 import type { DepthQueries, DepthResult } from './hierarchy-query';
@@ -34,79 +34,38 @@ export interface CheckedDepthRequest {
   readonly method: ReconcileMethod;
 }
 
-export interface DepthEndpointDeps {
+export interface DepthEndpointDeps extends QueryRecorderDeps {
   readonly depthQueries: DepthQueries;
-  readonly queries: QueryStore;
 }
 
-/** The series facts a record keeps of a series. */
-function seriesFacts(series: LoadedSeries) {
+/** The manifest's inputs (every own series read) and models (every node forecast) of a depth query. */
+export function depthManifestEntries(result: DepthResult, frequency: string) {
   return {
-    observations: series.nobs,
-    firstTime: series.firstTime === undefined ? '' : formatTime(series.firstTime),
-    lastTime: series.lastTime === undefined ? '' : formatTime(series.lastTime),
-    seriesDigest: series.digest,
+    inputs: result.inputs.map((i) => manifestInput(i.entity, i.axis, i.kind, frequency, i.series)),
+    models: result.models.map((m) => manifestModel(m.entity, m.axis, m.result, m.seed, m.info, m.seriesDigest, m.aggregated)),
   };
 }
 
-/**
- * The record's per-series entries: every node forecast (its fitted series: the entity's own, or
- * the sum of its leaves, `aggregated`), then every own series read that no node forecast used
- * directly (leaves below the queried depth, summed into their ancestors).
- */
-function recordEntries(result: DepthResult): AxisRecordOfQuery[] {
-  const fitted = new Set<string>();
-  const inputOf = new Map(result.inputs.map((i) => [`${i.entity}\u0000${i.axis}`, i]));
-  const kindOf = new Map(result.inputs.map((i) => [i.axis, i.kind]));
-  const models = result.models.map((m) => {
-    const key = `${m.entity}\u0000${m.axis}`;
-    if (!m.aggregated) fitted.add(key);
-    const input = inputOf.get(key);
-    return {
-      entity: m.entity,
-      axis: m.axis,
-      kind: kindOf.get(m.axis) ?? '',
-      aggregated: m.aggregated,
-      ...(input && !m.aggregated ? seriesFacts(input.series) : { observations: 0, firstTime: '', lastTime: '', seriesDigest: m.seriesDigest }),
-      model: m.result.model,
-      requestedModel: m.result.requestedModel,
-      params: m.result.params,
-      seed: m.seed,
-      intervalMethod: m.result.intervalMethod,
-      warnings: m.result.warnings,
-    };
-  });
-  const inputs = result.inputs
-    .filter((i) => !fitted.has(`${i.entity}\u0000${i.axis}`))
-    .map((i) => ({ entity: i.entity, axis: i.axis, kind: i.kind, ...seriesFacts(i.series), model: '', requestedModel: '', params: {}, seed: 0, intervalMethod: '', warnings: [] }));
-  return [...models, ...inputs];
-}
-
 /** Answer and record a depth ≥ 1 oracle query for `root` (which exists and has `axes`). */
-export async function answerDepthQuery(deps: DepthEndpointDeps, ctx: CallContext, accountId: string, root: EntityRecord, req: CheckedDepthRequest, asOf: number): Promise<QueryResponse> {
+export async function answerDepthQuery(
+  deps: DepthEndpointDeps,
+  ctx: CallContext,
+  accountId: string,
+  root: EntityRecord,
+  req: CheckedDepthRequest,
+  asOf: number,
+  request: ManifestRequest,
+): Promise<QueryResponse> {
   const result = await deps.depthQueries.run({ accountId, root, ...req, asOf });
-  const queryId = newId('q', ctx.clock);
   const descendants = result.descendants.map((d) => ({ entity: d.entity, level: d.level, forecast: d.forecast }));
-  await deps.queries.save({
-    queryId,
+  return recordQuery(deps, {
     accountId,
-    entity: root.entity,
+    apiKeyId: ctx.principal!.keyId,
+    signal: ctx.signal,
     createTime: ctx.clock.now(),
     dataRevision: asOf,
-    keyId: ctx.principal!.keyId,
-    request: {
-      entity: root.entity,
-      depth: req.depth,
-      axes: req.axes,
-      horizon: req.horizon,
-      thresholds: req.thresholds ?? null,
-      quantiles: req.levels,
-      reconciliation: req.method,
-      include_manifest: false,
-    },
-    engine: ENGINE_INFO,
-    axes: recordEntries(result),
-    output: { forecast: result.forecast, descendants, reconciliation: result.method },
+    request,
+    ...depthManifestEntries(result, root.frequency),
+    response: { queryId: newId('q', ctx.clock), forecast: result.forecast, dataAsOf: String(asOf), entity: root.entity, depth: req.depth, descendants, reconciliation: result.method, manifest: undefined },
   });
-  return { queryId, forecast: result.forecast, dataAsOf: String(asOf), entity: root.entity, depth: req.depth, descendants, reconciliation: result.method };
 }

@@ -12,15 +12,16 @@ import { formatTime } from '../clock';
 import type { EntityRecord, EntityStore } from '../entities/entity-store';
 import { timeOf } from '../entities/frequency';
 import { DEFAULT_DRAWS, ORIGIN_DRAWS, type ReconcileMethod } from '../engine/reconcile/index';
+import type { SeriesInfo } from '../engine/types';
 import type { ForecastJobResult } from '../oracle/forecast-job';
 import type { ForecastPool } from '../oracle/forecast-pool';
 import type { LoadedSeries, SeriesLoader } from '../oracle/series-loader';
-import { seedOf } from '../oracle/engine-info';
+import { seasonalInfo, seedOf } from '../oracle/engine-info';
 import { ServiceError } from '../rpc/errors';
 import { loadHierarchy, type Hierarchy } from './hierarchy-graph';
 import type { AxisReconcileOutput } from './hierarchy-reconcile';
 import { axisHierarchy, type AxisHierarchy, type AxisNode } from './hierarchy-series';
-import { nodeJob, runNodeJob } from './node-jobs';
+import { NODE_MODEL, nodeJob, runNodeJob } from './node-jobs';
 import type { ReconcilePool } from './reconcile-pool';
 import type { RelationStore } from './relation-store';
 
@@ -41,6 +42,11 @@ export interface DepthQuery {
   readonly levels: readonly number[];
   readonly method: ReconcileMethod;
   readonly asOf: number;
+  /**
+   * Forensics: fit every node afresh (no fit or answer cache is read or written) with the
+   * model specification recorded for its (entity, axis), `auto` where none is.
+   */
+  readonly replay?: { readonly specOf: (entity: string, axis: string) => string | undefined };
 }
 
 /** A series a depth query read: one entity's own observations of one axis. */
@@ -60,6 +66,8 @@ export interface DepthModel {
   readonly aggregated: boolean;
   readonly result: ForecastJobResult;
   readonly seed: number;
+  /** Seasonal periods and kind the node's model was given. */
+  readonly info: SeriesInfo;
 }
 
 /** The answer of a depth query. */
@@ -130,7 +138,7 @@ export class DepthQueries {
         }),
       )
       .digest('hex');
-    const cached = this.cache.get(key);
+    const cached = q.replay ? undefined : this.cache.get(key);
     if (cached) {
       this.cache.delete(key);
       this.cache.set(key, cached);
@@ -139,6 +147,7 @@ export class DepthQueries {
     const outcomes: AxisOutcome[] = [];
     for (const [i, a] of axes.entries()) outcomes.push(await this.axis(hierarchy, a, q, i === 0));
     const result = this.assemble(hierarchy, q, outcomes);
+    if (q.replay) return result;
     this.cache.set(key, result);
     if (this.cache.size > CACHE_SIZE) this.cache.delete(this.cache.keys().next().value!);
     return result;
@@ -154,7 +163,8 @@ export class DepthQueries {
         if (steps > MAX_NODE_HORIZON) {
           return { ok: false as const, reason: `its data end ${steps - q.horizon} steps before the others'; at most ${MAX_NODE_HORIZON} steps are forecast` };
         }
-        return runNodeJob(this.deps.pool, nodeJob(hierarchy.records.get(n.entity)!, a.kind, n.series, steps, { levels: [], detail: { draws: DEFAULT_DRAWS, originDraws: ORIGIN_DRAWS } }));
+        const replay = q.replay ? { fresh: true, model: q.replay.specOf(n.entity, a.axis) ?? NODE_MODEL } : {};
+        return runNodeJob(this.deps.pool, nodeJob(hierarchy.records.get(n.entity)!, a.kind, n.series, steps, { levels: [], detail: { draws: DEFAULT_DRAWS, originDraws: ORIGIN_DRAWS }, ...replay }));
       }),
     );
     const rootOutcome = outcomes[0];
@@ -219,7 +229,15 @@ export class DepthQueries {
     const inputs = outcomes.flatMap((o) => [...o.hierarchy.inputs].map(([entity, series]) => ({ entity, axis: o.hierarchy.axis, kind: o.hierarchy.kind, series })));
     const models = outcomes.flatMap((o) =>
       // without the reconciliation detail (large arrays): the record needs the model, not its draws
-      o.nodes.map((n, k) => ({ entity: n.entity, axis: o.hierarchy.axis, seriesDigest: n.series.digest, aggregated: !n.own, result: { ...o.results[k], detail: undefined }, seed: o.seeds[k] })),
+      o.nodes.map((n, k) => ({
+        entity: n.entity,
+        axis: o.hierarchy.axis,
+        seriesDigest: n.series.digest,
+        aggregated: !n.own,
+        result: { ...o.results[k], detail: undefined },
+        seed: o.seeds[k],
+        info: { ...seasonalInfo(hierarchy.records.get(n.entity)!), kind: o.hierarchy.kind },
+      })),
     );
     return { forecast, descendants, method: first.reconciled.method, inputs, models };
   }

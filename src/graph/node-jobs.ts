@@ -19,7 +19,8 @@ export function nodeJob(
   kind: AxisKind,
   series: LoadedSeries,
   horizon: number,
-  report: Pick<ForecastJob, 'thresholds' | 'levels' | 'detail'>,
+  /** What to report; `fresh` and `model` (forensics) fit anew with a recorded specification. */
+  report: Pick<ForecastJob, 'thresholds' | 'levels' | 'detail' | 'fresh'> & { readonly model?: string },
 ): ForecastJob {
   const info = { ...seasonalInfo(entity), kind };
   const seed = seedOf(series.digest);

@@ -15,6 +15,11 @@ export interface ForecastJob {
   /** Thresholds (undefined = default) and quantile levels for the summary. */
   readonly thresholds?: readonly number[];
   readonly levels: readonly number[];
+  /**
+   * Fit anew and answer from nothing cached (forensics replays): no summary or fit cache is
+   * read or written and no identical job in flight is joined. Default false.
+   */
+  readonly fresh?: boolean;
   /** Also answer the detail hierarchical reconciliation needs (`graph/node-detail.ts`). */
   readonly detail?: DetailRequest;
 }

@@ -67,8 +67,14 @@ export class ForecastPool {
     return slot;
   }
 
-  /** Forecast a job; see the class comment for caching and de-duplication. */
+  /** Forecast a job; see the class comment for caching and de-duplication (none for a `fresh` job). */
   run(job: ForecastJob): Promise<ForecastJobResult> {
+    if (job.fresh) {
+      return this.dispatch(job).then((result) => {
+        this.stats.fits++;
+        return result;
+      });
+    }
     const key = `${job.fitKey}|${job.thresholds?.join(',') ?? 'default'}|${job.levels.join(',')}|${job.detail ? `d${job.detail.draws}/${job.detail.originDraws}` : ''}`;
     const cached = this.summaries.get(key);
     if (cached) {

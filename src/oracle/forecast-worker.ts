@@ -58,12 +58,15 @@ function fit(request: WorkerRequest): WorkerReply {
   }
   const { id, job } = request;
   try {
-    let result = cache.get(job.fitKey);
+    // A fresh job (forensics) neither reads nor fills the cache.
+    let result = job.fresh ? undefined : cache.get(job.fitKey);
     const fitted = result === undefined;
     if (result) cache.delete(job.fitKey);
     result ??= forecastSeries(job.series, job.info, { horizon: job.horizon, seed: job.seed, model: job.model });
-    cache.set(job.fitKey, result);
-    if (cache.size > CACHE_SIZE) cache.delete(cache.keys().next().value!);
+    if (!job.fresh) {
+      cache.set(job.fitKey, result);
+      if (cache.size > CACHE_SIZE) cache.delete(cache.keys().next().value!);
+    }
     const summary = summarise(result.distribution, job.horizon, job.thresholds, job.levels, job.info.kind ?? 'continuous');
     return {
       id,

@@ -179,6 +179,28 @@ export function migrations(dialect: DialectName): Record<string, Migration> {
           .execute();
       },
     },
+    '0006_manifests': {
+      async up(db: Kysely<any>) {
+        // The signed manifest (RFC 8785 JSON, signature included) is written in the same row as
+        // the query record, so one INSERT commits both; NULL for queries recorded before this.
+        await db.schema.alterTable('queries').addColumn('manifest', 'text').execute();
+        // Keyset order of ListManifests: (create_time, query_id), per account and per entity.
+        await db.schema.createIndex('queries_account_time').on('queries').columns(['account_id', 'create_time', 'query_id']).execute();
+        await db.schema.createIndex('queries_account_entity_time').on('queries').columns(['account_id', 'entity', 'create_time', 'query_id']).execute();
+        await db.schema.dropIndex('queries_account_entity').execute();
+        await db.schema
+          .createTable('signing_keys')
+          .addColumn('key_id', 'text', (c) => c.primaryKey())
+          // 1, 2, …: the highest signs; unique, so concurrent first starts or rotations cannot both win.
+          .addColumn('generation', 'integer', (c) => c.notNull().unique())
+          // base64url of the 32-byte Ed25519 public key (published).
+          .addColumn('public_key', 'text', (c) => c.notNull())
+          // The PKCS #8 private key, sealed under the master key (store/secret-box.ts).
+          .addColumn('private_key', 'text', (c) => c.notNull())
+          .addColumn('create_time', bigint, (c) => c.notNull())
+          .execute();
+      },
+    },
     '0007_graph': {
       async up(db: Kysely<any>) {
         // ListRelations by kind walks (parent, kind, child) within one kind; by parent and by

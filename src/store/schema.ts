@@ -116,14 +116,33 @@ export interface QueriesTable {
   /** The data revision the query read. */
   data_revision: number;
   key_id: string;
-  /** JSON: the normalised request. */
+  /** JSON: the normalised request. `{}` since 0006_manifests: the manifest's `request` holds it. */
   request: string;
-  /** JSON: per axis the inputs (count, first/last time, series digest) and model (name, params, seed). */
+  /**
+   * JSON: per axis the inputs (count, first/last time, series digest) and model (name, params,
+   * seed). `{}` since 0006_manifests: the manifest carries all of it.
+   */
   record: string;
-  /** JSON: the forecast returned. */
+  /**
+   * The forecast returned: since 0006_manifests the RFC 8785 canonical JSON of its proto3 JSON
+   * form (proto field names), before that canonical JSON of the generated object (camelCase).
+   */
   output: string;
-  /** SHA-256 of the RFC 8785 canonical JSON of `output`. */
+  /** SHA-256 (hex) of `output`: the manifest's `output_digest`. */
   output_digest: string;
+  /** The signed manifest, RFC 8785 canonical JSON with its signature; null before 0006_manifests. */
+  manifest: string | null;
+}
+
+export interface SigningKeysTable {
+  key_id: string;
+  /** 1, 2, …: the highest generation is the key that signs now. */
+  generation: number;
+  /** base64url of the raw 32-byte Ed25519 public key. */
+  public_key: string;
+  /** PKCS #8 DER of the private key, sealed with the master key (`store/secret-box.ts`). */
+  private_key: string;
+  create_time: number;
 }
 
 export interface ServerSecretsTable {
@@ -230,6 +249,7 @@ export interface Schema {
   idempotency: IdempotencyTable;
   signups: SignupsTable;
   queries: QueriesTable;
+  signing_keys: SigningKeysTable;
   server_secrets: ServerSecretsTable;
   subscriptions: SubscriptionsTable;
   drift_outbox: DriftOutboxTable;

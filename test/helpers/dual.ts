@@ -9,7 +9,7 @@ import { REST_SERVICES } from '../../gen/rest_clients';
 import { ApiError, type CallOptions, type ClientOptions, type MethodSpec, type RestClient } from '../../gen/rest_runtime';
 import { decodeErrorInfo } from '../../src/transport/grpc/status-details';
 import { mediaType } from '../../src/transport/rest/body';
-import { decodeRequest, encodeJson, encodeResponse } from '../../src/transport/rest/json-codec';
+import { decodeRequest, encodeJson, encodeResponse, rawResponse } from '../../src/transport/rest/json-codec';
 import { openApiDocument } from '../../src/transport/rest/openapi';
 import type { Route, RouteMatch } from '../../src/transport/rest/route-table';
 import { REST_SERVICES as TEST_REST_SERVICES } from '../gen/rest_clients';
@@ -158,6 +158,11 @@ async function viaClient(t: TestService, key: string | undefined, plan: ClientPl
     if (!isDeepStrictEqual(seen, sent)) throw new Error(`${name}: the REST client's ApiError ${JSON.stringify(seen)} differs from the answer ${JSON.stringify(sent)}`);
     const retry = wire.headers['retry-after'];
     if (retry !== undefined && failure.retryAfter !== Number(retry)) throw new Error(`${name}: ApiError.retryAfter ${failure.retryAfter} but Retry-After: ${retry}`);
+  } else if (plan.route.rawBody) {
+    // a google.api.HttpBody answer: the client hands over the raw body and its content type
+    const raw = rawResponse(plan.route, plan.route.entry.definition.responseSerialize(result));
+    const text = Buffer.from(raw.data).toString('utf8');
+    if (text !== wire.text || raw.contentType !== wire.headers['content-type']) throw new Error(`${name}: the REST client's raw body (${raw.contentType}) differs from the answer (${wire.headers['content-type']})`);
   } else {
     const again = encodeResponse(plan.route, plan.route.entry.definition.responseSerialize(result));
     if (!isDeepStrictEqual(again, data)) throw new Error(`${name}: the REST client read ${JSON.stringify(data)} as something the gateway writes as ${JSON.stringify(again)}`);

@@ -7,13 +7,12 @@
  */
 import { afterAll, beforeAll, describe, test } from '@jest/globals';
 import assert from 'node:assert/strict';
-import { OracleServiceClient, type QueryRequest } from '../../gen/forecast/v1/oracle_service.pb';
 import { Rng } from '../../src/engine/rng';
-import { grpcCall, rest, type Outcome } from '../helpers/dual';
+import { rest, type Outcome } from '../helpers/dual';
+import { oracleQuery, type OracleQueryBody } from '../helpers/oracle-data';
 import { startTestService, type TestService } from '../helpers/service';
 
 let t: TestService;
-let client: OracleServiceClient;
 let key: string;
 let accountId: string;
 let otherKey: string;
@@ -52,7 +51,6 @@ async function ok(o: Promise<Outcome>): Promise<Outcome> {
 
 beforeAll(async () => {
   t = await startTestService();
-  client = t.client(OracleServiceClient);
   ({ key, accountId } = await t.account('enterprise'));
   otherKey = (await t.account('enterprise')).key;
   noReadKey = (await t.account('enterprise', ['data:write'])).key;
@@ -78,21 +76,8 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-type Body = Partial<{ entity: string; depth: number; axes: string[]; horizon: number; thresholds: number[]; quantiles: number[]; reconciliation: string }>;
-
-function query(protocol: 'rest' | 'grpc', body: Body, k = key): Promise<Outcome> {
-  if (protocol === 'rest') return rest(t, k, { method: 'POST', path: '/v1/oracle/query', body });
-  const req: QueryRequest = {
-    entity: body.entity ?? '',
-    depth: body.depth ?? 0,
-    includeManifest: false,
-    axes: body.axes ?? [],
-    horizon: body.horizon ?? 0,
-    thresholds: body.thresholds ?? [],
-    quantiles: body.quantiles ?? [],
-    reconciliation: body.reconciliation ?? '',
-  };
-  return grpcCall(client, client.query, k, req);
+function query(protocol: 'rest' | 'grpc', body: OracleQueryBody, k = key): Promise<Outcome> {
+  return oracleQuery(t, k, protocol, body);
 }
 
 /** Entity → its forecast (the queried one and every descendant), protocol-neutral field names. */
@@ -160,7 +145,7 @@ for (const protocol of ['rest', 'grpc'] as const) {
     test('tenancy 404, 403 without forecast:read, bad input named', async () => {
       assert.equal((await query(protocol, { entity: 'region:r', depth: 1 }, otherKey)).code, 'not_found');
       assert.equal((await query(protocol, { entity: 'region:r', depth: 1 }, noReadKey)).code, 'permission_denied');
-      const cases: [Body, string][] = [
+      const cases: [OracleQueryBody, string][] = [
         [{ entity: 'region:r', depth: 1, reconciliation: 'magic' }, 'reconciliation'],
         [{ entity: 'region:r', depth: 9 }, 'depth'],
         [{ entity: 'region:r', depth: -1 }, 'depth'],
@@ -184,20 +169,21 @@ test('a depth beyond the graph uses what exists; a leaf alone is its own forecas
   near(leaf.data.forecast.axesResolved.revenue, plain.data.forecast.axesResolved.revenue, 'a lone leaf keeps its own forecast');
 });
 
-test('the fit cache is shared with depth-0 queries, and the query record holds every input', async () => {
+test('the fit cache is shared with depth-0 queries, and the query manifest holds every input and node model', async () => {
   const { stats } = t.service.ctx.pool;
   const o = await ok(query('rest', { entity: 'region:r', depth: 2, axes: ['revenue'], horizon: 5 }));
   const fitsAfterDepth = stats.fits;
   for (const s of SKUS) await ok(query('rest', { entity: s, axes: ['revenue'], horizon: 5 }));
   assert.equal(stats.fits, fitsAfterDepth, 'depth-0 queries of the leaves refit nothing');
-  const record = await t.service.ctx.queries.get(accountId, o.data.query_id);
-  assert.ok(record);
-  const entries = record.axes;
-  assert.deepEqual(entries.filter((e) => !e.aggregated).map((e) => e.entity).sort(), [...SKUS].sort());
-  assert.deepEqual(entries.filter((e) => e.aggregated).map((e) => e.entity).sort(), ['category:c1', 'category:c2', 'region:r', 'store:a', 'store:b']);
-  for (const e of entries) assert.match(e.seriesDigest, /^[0-9a-f]{64}$/);
-  assert.deepEqual((record.request as any).reconciliation, 'mint_shrink');
-  assert.equal((record.output as any).descendants.length, 8);
+  const stored = await t.service.ctx.manifests.get(accountId, o.data.query_id);
+  assert.ok(stored);
+  const manifest = JSON.parse(stored.json);
+  assert.deepEqual(manifest.inputs.map((e: any) => e.entity).sort(), [...SKUS].sort());
+  assert.deepEqual(manifest.models.filter((e: any) => !e.aggregated).map((e: any) => e.entity).sort(), [...SKUS].sort());
+  assert.deepEqual(manifest.models.filter((e: any) => e.aggregated).map((e: any) => e.entity).sort(), ['category:c1', 'category:c2', 'region:r', 'store:a', 'store:b']);
+  for (const e of [...manifest.inputs, ...manifest.models]) assert.match(e.series_digest, /^[0-9a-f]{64}$/);
+  assert.equal(manifest.request.reconciliation, 'mint_shrink');
+  assert.equal(JSON.parse(stored.output).descendants.length, 8);
   // the same query again is answered from the cache: same forecast
   const again = await ok(query('rest', { entity: 'region:r', depth: 2, axes: ['revenue'], horizon: 5 }));
   assert.deepEqual(again.data.forecast, o.data.forecast);

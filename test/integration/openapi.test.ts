@@ -90,7 +90,7 @@ test('servers, license, contact and tagged services', () => {
   assert.deepEqual(doc.servers, [{ url: '/', description: 'This service' }]);
   assert.ok(doc.info.license.name && doc.info.license.identifier);
   assert.ok(doc.info.contact.email);
-  assert.deepEqual(doc.tags.map((tag: any) => tag.name), ['AccountService', 'EntityService', 'GraphService', 'KeyService', 'OracleService', 'SubscriptionService']);
+  assert.deepEqual(doc.tags.map((tag: any) => tag.name), ['AccountService', 'EntityService', 'ForensicsService', 'GraphService', 'KeyService', 'ManifestService', 'OracleService', 'SubscriptionService']);
   for (const tag of doc.tags) assert.ok(tag.description.length > 20, tag.name);
 });
 

@@ -26,6 +26,15 @@ interface Options {
   readonly runtime?: string;
 }
 
+/** Well-known types whose proto3 JSON is plain JSON (ts-proto holds them as plain values too). */
+const PLAIN_JSON: Readonly<Record<string, string>> = {
+  'google.protobuf.Struct': '{ [key: string]: any }',
+  'google.protobuf.Value': 'any',
+  'google.protobuf.ListValue': 'any[]',
+};
+/** A response (or response field) of this type is the raw HTTP body, as the gateway sends it. */
+const HTTP_BODY = 'google.api.HttpBody';
+
 const REQUIRED = 2; // google.api.FieldBehavior.REQUIRED
 const OUTPUT_ONLY = 3; // google.api.FieldBehavior.OUTPUT_ONLY
 
@@ -103,7 +112,7 @@ function reachable(roots: readonly DescMessage[]): { messages: Set<DescMessage>;
   const messages = new Set<DescMessage>();
   const enums = new Set<DescEnum>();
   const visit = (m: DescMessage) => {
-    if (messages.has(m)) return;
+    if (messages.has(m) || m.typeName in PLAIN_JSON || m.typeName === HTTP_BODY) return;
     if (m.file.proto.package === 'google.protobuf') throw new Error(`${m.typeName}: well-known types are not mapped by protoc-gen-rest-client yet`);
     messages.add(m);
     for (const fd of m.fields) {
@@ -136,6 +145,8 @@ type Rt = (name: string, typeOnly?: boolean) => ReturnType<GeneratedFile['import
 /** The value type of a field (its element type for lists and maps) as a table entry and an input type. */
 function valueOf(f: GeneratedFile, fd: DescField): { table: Printable[]; input: Printable[] } {
   const msg = fd.fieldKind === 'message' ? fd.message : fd.fieldKind === 'list' || fd.fieldKind === 'map' ? fd.message : undefined;
+  if (msg && msg.typeName in PLAIN_JSON) return { table: ['"json"'], input: [PLAIN_JSON[msg.typeName]] };
+  if (msg?.typeName === HTTP_BODY) return { table: ['"raw"'], input: ['never'] };
   if (msg) {
     return {
       table: ['() => ', f.import(codecName(msg), restImportPath(msg.file))],
@@ -264,12 +275,20 @@ function printService(f: GeneratedFile, s: DescService, bindings: readonly Bindi
     f.print('      body: ', f.string(b.body), ', responseBody: ', f.string(b.responseBody), ',');
     f.print('      input: ', f.import(codecName(m.input), restImportPath(m.input.file)), ', output: ', f.import(codecName(m.output), restImportPath(m.output.file)), ',');
     if (stream) f.print('      stream: true,');
+    if (rawBodyOf(m, b)) f.print('      rawBody: true,');
     if (page) f.print('      page: ', page, ',');
     f.print('    } satisfies ', spec, '<', inType, ', ', outType, '>,');
   }
   f.print('  },');
   f.print('} as const;');
   f.print();
+}
+
+/** True when the method answers a `google.api.HttpBody` (whole, or as its `response_body` field): the raw body. */
+function rawBodyOf(m: DescMethod, b: Binding): boolean {
+  if (m.input.fields.some((fd) => fd.message?.typeName === HTTP_BODY)) throw new Error(`${m.parent.typeName}.${m.name}: a google.api.HttpBody request is not supported by protoc-gen-rest-client`);
+  const sent = b.responseBody ? m.output.fields.find((fd) => fd.name === b.responseBody)?.message : m.output;
+  return sent?.typeName === HTTP_BODY;
 }
 
 /** `rest_clients.ts`: every service of this run by full name, and one factory for all clients. */

@@ -18,6 +18,7 @@ import {
   type ServiceError,
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
+import { Manifest } from "./manifest.pb";
 
 export const protobufPackage = "forecast.v1";
 
@@ -40,8 +41,8 @@ export interface QueryRequest {
    */
   depth: number;
   /**
-   * When true the response carries the signed audit manifest. Refused with 400 until manifests
-   * ship; the data a manifest needs is recorded for every query already.
+   * When true the response carries the signed audit manifest in `manifest`. Default false: the
+   * manifest is written and signed for every query either way, and can be exported later.
    */
   includeManifest: boolean;
   /**
@@ -139,6 +140,15 @@ export interface QueryResponse {
   entity: string;
   /** The depth used. */
   depth: number;
+  /**
+   * The signed audit manifest of this query, when `include_manifest` was true (absent
+   * otherwise); `ManifestService.GetManifest` returns the same manifest. Its `output_digest` is
+   * the SHA-256 of the canonical JSON of this answer's output: the object
+   * `{"forecast": …, "descendants": […], "reconciliation": …}` made of the three fields here.
+   */
+  manifest?:
+    | Manifest
+    | undefined;
   /**
    * With `depth` ≥ 1: one entry per descendant used (by level, then entity), each with a
    * forecast of the same shape as `forecast` (its own default thresholds). Every node's
@@ -782,7 +792,16 @@ export const Forecast_ModelsEntry: MessageFns<Forecast_ModelsEntry> = {
 };
 
 function createBaseQueryResponse(): QueryResponse {
-  return { queryId: "", forecast: undefined, dataAsOf: "0", entity: "", depth: 0, descendants: [], reconciliation: "" };
+  return {
+    queryId: "",
+    forecast: undefined,
+    dataAsOf: "0",
+    entity: "",
+    depth: 0,
+    manifest: undefined,
+    descendants: [],
+    reconciliation: "",
+  };
 }
 
 export const QueryResponse: MessageFns<QueryResponse> = {
@@ -801,6 +820,9 @@ export const QueryResponse: MessageFns<QueryResponse> = {
     }
     if (message.depth !== 0) {
       writer.uint32(40).int32(message.depth);
+    }
+    if (message.manifest !== undefined) {
+      Manifest.encode(message.manifest, writer.uint32(50).fork()).join();
     }
     for (const v of message.descendants) {
       Descendant.encode(v!, writer.uint32(58).fork()).join();
@@ -864,6 +886,14 @@ export const QueryResponse: MessageFns<QueryResponse> = {
             message.depth = reader.int32();
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.manifest = Manifest.decode(reader, reader.uint32());
+            continue;
+          }
           case 7: {
             if (tag !== 58) {
               break;
@@ -904,6 +934,9 @@ export const QueryResponse: MessageFns<QueryResponse> = {
     message.dataAsOf = object.dataAsOf ?? "0";
     message.entity = object.entity ?? "";
     message.depth = object.depth ?? 0;
+    message.manifest = (object.manifest !== undefined && object.manifest !== null)
+      ? Manifest.fromPartial(object.manifest)
+      : undefined;
     message.descendants = object.descendants?.map((e) => Descendant.fromPartial(e)) || [];
     message.reconciliation = object.reconciliation ?? "";
     return message;
@@ -1000,14 +1033,16 @@ export const OracleServiceService = {
   /**
    * Forecasts the entity's axes `horizon` steps past their last observation, with the data as
    * of the latest revision (reported in `data_as_of`). The model is chosen automatically per
-   * series. Every query is recorded (data revision, models and parameters, seeds) for audit.
+   * series. Every query gets a signed audit manifest (data revision and input digests, models
+   * with parameters and seeds, output digest; see `Manifest`), committed with the query before
+   * the answer; `include_manifest` returns it inline, `ManifestService.GetManifest` exports it
+   * later and `ForensicsService.Reproduce` replays it.
    *
    * With `depth` ≥ 1 the answer is the reconciled forecast of the entity and its `contains`
    * descendants (see `depth`, `reconciliation` and `descendants`).
    *
-   * Errors: 400 for malformed or out-of-range fields (named), for an unknown axis, and for
-   * `include_manifest` (not yet supported: it arrives with the audit feature, and is refused
-   * rather than ignored); 404 for an entity that does not exist for the account; 422
+   * Errors: 400 for malformed or out-of-range fields (named) and for an unknown axis; 404 for
+   * an entity that does not exist for the account; 422
    * `insufficient_data` when an axis has too few observations (the message says how many there
    * are and how many are needed) or, at `depth` ≥ 1, when neither the entity nor any leaf
    * beneath it has observations.
@@ -1027,14 +1062,16 @@ export interface OracleServiceServer extends UntypedServiceImplementation {
   /**
    * Forecasts the entity's axes `horizon` steps past their last observation, with the data as
    * of the latest revision (reported in `data_as_of`). The model is chosen automatically per
-   * series. Every query is recorded (data revision, models and parameters, seeds) for audit.
+   * series. Every query gets a signed audit manifest (data revision and input digests, models
+   * with parameters and seeds, output digest; see `Manifest`), committed with the query before
+   * the answer; `include_manifest` returns it inline, `ManifestService.GetManifest` exports it
+   * later and `ForensicsService.Reproduce` replays it.
    *
    * With `depth` ≥ 1 the answer is the reconciled forecast of the entity and its `contains`
    * descendants (see `depth`, `reconciliation` and `descendants`).
    *
-   * Errors: 400 for malformed or out-of-range fields (named), for an unknown axis, and for
-   * `include_manifest` (not yet supported: it arrives with the audit feature, and is refused
-   * rather than ignored); 404 for an entity that does not exist for the account; 422
+   * Errors: 400 for malformed or out-of-range fields (named) and for an unknown axis; 404 for
+   * an entity that does not exist for the account; 422
    * `insufficient_data` when an axis has too few observations (the message says how many there
    * are and how many are needed) or, at `depth` ≥ 1, when neither the entity nor any leaf
    * beneath it has observations.
@@ -1046,14 +1083,16 @@ export interface OracleServiceClient extends Client {
   /**
    * Forecasts the entity's axes `horizon` steps past their last observation, with the data as
    * of the latest revision (reported in `data_as_of`). The model is chosen automatically per
-   * series. Every query is recorded (data revision, models and parameters, seeds) for audit.
+   * series. Every query gets a signed audit manifest (data revision and input digests, models
+   * with parameters and seeds, output digest; see `Manifest`), committed with the query before
+   * the answer; `include_manifest` returns it inline, `ManifestService.GetManifest` exports it
+   * later and `ForensicsService.Reproduce` replays it.
    *
    * With `depth` ≥ 1 the answer is the reconciled forecast of the entity and its `contains`
    * descendants (see `depth`, `reconciliation` and `descendants`).
    *
-   * Errors: 400 for malformed or out-of-range fields (named), for an unknown axis, and for
-   * `include_manifest` (not yet supported: it arrives with the audit feature, and is refused
-   * rather than ignored); 404 for an entity that does not exist for the account; 422
+   * Errors: 400 for malformed or out-of-range fields (named) and for an unknown axis; 404 for
+   * an entity that does not exist for the account; 422
    * `insufficient_data` when an axis has too few observations (the message says how many there
    * are and how many are needed) or, at `depth` ≥ 1, when neither the entity nor any leaf
    * beneath it has observations.

@@ -5,6 +5,7 @@
 import type { CallOptions, MessageCodec, MethodSpec } from "../../rest_runtime";
 import { field, message, RestClient } from "../../rest_runtime";
 import type { Descendant, Forecast, QueryRequest, QueryResponse } from "./oracle_service.pb";
+import { Manifest$json } from "./manifest.rest";
 
 /**
  * forecast.v1.QueryRequest as a call takes it: REQUIRED fields must be set, the others default as in proto3 (any QueryRequest is one).
@@ -27,8 +28,8 @@ export interface QueryRequestInput {
    */
   depth?: number | undefined;
   /**
-   * When true the response carries the signed audit manifest. Refused with 400 until manifests
-   * ship; the data a manifest needs is recorded for every query already.
+   * When true the response carries the signed audit manifest in `manifest`. Default false: the
+   * manifest is written and signed for every query either way, and can be exported later.
    */
   includeManifest?: boolean | undefined;
   /**
@@ -83,6 +84,7 @@ export const QueryResponse$json: MessageCodec<QueryResponse> = message<QueryResp
   dataAsOf: field("data_as_of", "int64"),
   entity: field("entity", "string"),
   depth: field("depth", "int32"),
+  manifest: field("manifest", () => Manifest$json, "optional"),
   descendants: field("descendants", () => Descendant$json, "list"),
   reconciliation: field("reconciliation", "string"),
 });
@@ -122,14 +124,16 @@ export class OracleServiceRestClient extends RestClient {
   /**
    * Forecasts the entity's axes `horizon` steps past their last observation, with the data as
    * of the latest revision (reported in `data_as_of`). The model is chosen automatically per
-   * series. Every query is recorded (data revision, models and parameters, seeds) for audit.
+   * series. Every query gets a signed audit manifest (data revision and input digests, models
+   * with parameters and seeds, output digest; see `Manifest`), committed with the query before
+   * the answer; `include_manifest` returns it inline, `ManifestService.GetManifest` exports it
+   * later and `ForensicsService.Reproduce` replays it.
    *
    * With `depth` ≥ 1 the answer is the reconciled forecast of the entity and its `contains`
    * descendants (see `depth`, `reconciliation` and `descendants`).
    *
-   * Errors: 400 for malformed or out-of-range fields (named), for an unknown axis, and for
-   * `include_manifest` (not yet supported: it arrives with the audit feature, and is refused
-   * rather than ignored); 404 for an entity that does not exist for the account; 422
+   * Errors: 400 for malformed or out-of-range fields (named) and for an unknown axis; 404 for
+   * an entity that does not exist for the account; 422
    * `insufficient_data` when an axis has too few observations (the message says how many there
    * are and how many are needed) or, at `depth` ≥ 1, when neither the entity nor any leaf
    * beneath it has observations.

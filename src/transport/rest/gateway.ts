@@ -19,7 +19,7 @@ import type { IncomingCall } from '../../rpc/context';
 import { ServiceError } from '../../rpc/errors';
 import { API_VERSION, type CallOutcome, type Pipeline } from '../../rpc/pipeline';
 import { mediaType, ndjsonLines, parseJson, readBody } from './body';
-import { decodeRequest, encodeJson, encodeResponse } from './json-codec';
+import { decodeRequest, encodeJson, encodeResponse, rawResponse } from './json-codec';
 import { PathDecodeError } from './path-template';
 import type { Route, RouteTable } from './route-table';
 
@@ -109,8 +109,12 @@ async function serve(
   // connection rather than read the rest.
   if (!req.readableEnded && hasBody(req)) res.setHeader('connection', 'close');
   if (!outcome.ok) return sendError(res, outcome.error, outcome.headers);
-  const json = encodeResponse(route, route.entry.definition.responseSerialize(outcome.response));
-  sendJson(res, 200, outcome.headers, JSON.stringify(json));
+  const bytes = route.entry.definition.responseSerialize(outcome.response);
+  if (route.rawBody) {
+    const { contentType, data } = rawResponse(route, bytes);
+    return sendBody(res, 200, outcome.headers, contentType, data);
+  }
+  sendJson(res, 200, outcome.headers, JSON.stringify(encodeResponse(route, bytes)));
 }
 
 function hasBody(req: IncomingMessage): boolean {
@@ -186,10 +190,15 @@ function parseGrpcTimeout(value: string | string[] | undefined): number | undefi
 
 /** Send a JSON body with its status and headers (Content-Length set, so keep-alive needs no chunking). */
 function sendJson(res: ServerResponse, status: number, headers: Record<string, string>, body: string): void {
+  sendBody(res, status, headers, JSON_CONTENT_TYPE, body);
+}
+
+/** Send a body of any content type with its status and headers. */
+function sendBody(res: ServerResponse, status: number, headers: Record<string, string>, contentType: string, body: string | Uint8Array): void {
   res.statusCode = status;
   for (const k in headers) res.setHeader(k, headers[k]);
-  res.setHeader('content-type', JSON_CONTENT_TYPE);
-  res.setHeader('content-length', Buffer.byteLength(body));
+  res.setHeader('content-type', contentType);
+  res.setHeader('content-length', typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength);
   res.end(body);
 }
 

@@ -54,6 +54,14 @@ export function encodeResponse(route: Route, bytes: Uint8Array): JsonValue {
   return toJson(field.message, (sub ?? {}) as never, JSON_WRITE);
 }
 
+/** A `google.api.HttpBody` response (see `Route.rawBody`): its content type and raw bytes. */
+export function rawResponse(route: Route, bytes: Uint8Array): { contentType: string; data: Uint8Array } {
+  const message = fromBinary(route.output, bytes) as unknown as Record<string, unknown>;
+  const field = route.responseBody ? route.output.fields.find((f) => f.name === route.responseBody)! : undefined;
+  const body = (field ? message[field.localName] : message) as { contentType?: string; data?: Uint8Array } | undefined;
+  return { contentType: body?.contentType || 'application/octet-stream', data: body?.data ?? new Uint8Array(0) };
+}
+
 /** Turn protobuf-es JSON errors into 400s that name the field (and never echo internals). */
 function jsonError(err: unknown): ServiceError {
   const text = err instanceof Error ? err.message : String(err);

@@ -59,7 +59,16 @@ function enumSchema(e: DescEnum): Json {
   return { type: 'string', enum: e.values.map((v) => v.name) };
 }
 
+/** Well-known types whose proto3 JSON form is plain JSON, not their fields. */
+const WELL_KNOWN: Readonly<Record<string, Json>> = {
+  'google.protobuf.Struct': { type: 'object', additionalProperties: true },
+  'google.protobuf.Value': {},
+  'google.protobuf.ListValue': { type: 'array', items: {} },
+};
+
 function ref(m: DescMessage, schemas: Map<string, Json>): Json {
+  const known = WELL_KNOWN[m.typeName];
+  if (known) return { ...known };
   if (!schemas.has(m.typeName)) {
     schemas.set(m.typeName, {}); // placeholder against recursion
     schemas.set(m.typeName, messageSchema(m, schemas));
@@ -182,11 +191,14 @@ function operation(route: Route, schemas: Map<string, Json>): Json {
     '200': {
       description: 'OK',
       headers: REQUEST_ID_HEADER,
-      content: {
-        [route.entry.definition.responseStream ? 'application/x-ndjson' : 'application/json']: {
-          schema: route.responseBody ? fieldSchema(route.output.fields.find((f) => f.name === route.responseBody)!, schemas) : ref(route.output, schemas),
-        },
-      },
+      content: route.rawBody
+        ? // a google.api.HttpBody: the body is its raw bytes, described by the method's comment
+          { 'application/json': { schema: {} } }
+        : {
+            [route.entry.definition.responseStream ? 'application/x-ndjson' : 'application/json']: {
+              schema: route.responseBody ? fieldSchema(route.output.fields.find((f) => f.name === route.responseBody)!, schemas) : ref(route.output, schemas),
+            },
+          },
     },
   };
   for (const status of errorStatuses(route, doc)) responses[String(status)] = errorResponse(status);
