@@ -2,9 +2,11 @@
  * Benchmark data loading for `forecast evaluate`: one JSON object per line, optionally gzipped,
  * in the format of `shared/data/README.md` (`id`, `group`, `period`, `horizon`, `train`, `test`).
  * Any file in that format is accepted; records are validated here and the offending line named.
+ * A hierarchy file (`shared/data/hierarchy/README.md`: one JSON object with bottom `series` and
+ * `train_length`) is accepted too, as every series of the hierarchy (`hierarchySeries`).
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 
 /** One benchmark series. */
@@ -15,6 +17,8 @@ export interface BenchmarkSeries {
   readonly horizon: number;
   readonly train: number[];
   readonly test: number[];
+  /** `"kind": "count"` in the record: count data (integer quantiles); absent = the CLI's `--kind`. */
+  readonly kind?: 'continuous' | 'count';
 }
 
 /** Read a `.jsonl` or `.jsonl.gz` file into objects (no validation). */
@@ -54,9 +58,34 @@ function numbers(v: unknown): number[] | undefined {
   return out;
 }
 
+/**
+ * Every series of a hierarchy file as benchmark records: the bottom series and each aggregate
+ * (every node along the bottom series' `path`, each grouping alone, and each grouping crossed
+ * with the path's levels between the top and the last: for the tourism data Total, State,
+ * Region, Purpose, State × Purpose — 425 series), trained on the first `train_length` values;
+ * group = the file's frequency name.
+ */
+export function hierarchySeries(doc: Record<string, unknown>, file: string): Record<string, unknown>[] {
+  const series = doc.series as { id: string; path: string[]; attributes: Record<string, string>; values: number[] }[];
+  const trainLength = Number(doc.train_length);
+  if (!Array.isArray(series) || !(trainLength > 0)) throw new Error(`${file}: a hierarchy needs "series" and "train_length"`);
+  const groupings = (doc.groupings as string[] | undefined) ?? [];
+  const frequency: Record<string, string> = { P1Y: 'yearly', P3M: 'quarterly', P1M: 'monthly', P1W: 'weekly', P1D: 'daily', PT1H: 'hourly' };
+  const sums = new Map<string, number[]>();
+  const add = (id: string, v: number[]) => sums.set(id, (sums.get(id) ?? new Array<number>(v.length).fill(0)).map((x, i) => x + v[i]));
+  for (const s of series) {
+    const nodes = s.path.map((_, i) => s.path.slice(0, i + 1).join('/'));
+    const crossed = groupings.flatMap((g) => [s.attributes[g], ...nodes.slice(1, -1).map((n) => `${n}|${s.attributes[g]}`)]);
+    for (const id of [...nodes, ...crossed, s.id]) add(id, s.values);
+  }
+  const group = frequency[String(doc.frequency)] ?? 'all';
+  const horizon = Number(doc.horizon);
+  return [...sums].map(([id, v]) => ({ id, group, period: doc.period, horizon: horizon || v.length - trainLength, train: v.slice(0, trainLength), test: v.slice(trainLength) }));
+}
+
 /** Load and validate a benchmark file; `limit` keeps the first N series. */
 export function loadBenchmark(file: string, limit?: number): BenchmarkSeries[] {
-  const rows = readJsonLines(file);
+  const rows = file.endsWith('.json') ? hierarchySeries(JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>, file) : readJsonLines(file);
   const out: BenchmarkSeries[] = [];
   for (let i = 0; i < rows.length && (limit === undefined || out.length < limit); i++) {
     const r = rows[i] as Record<string, unknown>;
@@ -69,7 +98,9 @@ export function loadBenchmark(file: string, limit?: number): BenchmarkSeries[] {
     if (!Number.isInteger(period) || period < 1) throw new Error(`${where}: "period" must be a positive integer`);
     const horizon = r.horizon === undefined ? test.length : Number(r.horizon);
     if (horizon !== test.length) throw new Error(`${where}: "horizon" ${horizon} but "test" has ${test.length} values`);
+    if (r.kind !== undefined && r.kind !== 'count' && r.kind !== 'continuous') throw new Error(`${where}: "kind" must be "count" or "continuous"`);
     out.push({
+      ...(r.kind !== undefined ? { kind: r.kind as 'continuous' | 'count' } : {}),
       id: typeof r.id === 'string' ? r.id : String(i + 1),
       group: typeof r.group === 'string' ? r.group : 'all',
       period,
@@ -81,8 +112,34 @@ export function loadBenchmark(file: string, limit?: number): BenchmarkSeries[] {
   return out;
 }
 
-/** The shared benchmark folder: `../shared/data` from the repo root (CI), else `/work/shared/data`. */
+/** Which series of a file to evaluate. */
+export interface SeriesSelection {
+  /** Only series of this group. */
+  readonly group?: string;
+  /** Every k-th series (after the group filter), starting with the first. */
+  readonly every?: number;
+  /** At most this many (after the other filters). */
+  readonly limit?: number;
+}
+
+/** Apply a selection (group, then every k-th, then the limit). */
+export function selectSeries<T extends { readonly group: string }>(all: readonly T[], select: SeriesSelection): T[] {
+  const every = select.every ?? 1;
+  return all
+    .filter((s) => select.group === undefined || s.group === select.group)
+    .filter((_, i) => i % every === 0)
+    .slice(0, select.limit ?? Infinity);
+}
+
+/**
+ * The shared benchmark folder: `SHARED_DATA_DIR` if set, else `shared/data` beside the repository
+ * (found from this file, not the working directory). Throws naming the path when it is absent.
+ */
 export function sharedDataDir(): string {
-  const rel = resolve('../shared/data');
-  return existsSync(rel) ? rel : '/work/shared/data';
+  if (process.env.SHARED_DATA_DIR) return resolve(process.env.SHARED_DATA_DIR);
+  let dir = __dirname;
+  while (!existsSync(join(dir, 'package.json')) && dirname(dir) !== dir) dir = dirname(dir);
+  const data = resolve(dir, '..', 'shared', 'data');
+  if (!existsSync(data)) throw new Error(`benchmark data folder ${data} is missing (set SHARED_DATA_DIR to the shared/data folder)`);
+  return data;
 }

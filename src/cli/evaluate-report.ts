@@ -1,6 +1,7 @@
 /**
  * Aggregation and printing for `forecast evaluate`: per model, overall and per group, the M4
- * figures (sMAPE, MASE, OWA against Naive2 as ratios of totals, MSIS, coverage) and speed.
+ * figures (sMAPE, MASE, OWA against Naive2 as ratios of totals, MSIS, coverage), the scaled
+ * pinball loss, coverage per horizon step and speed.
  */
 import { aggregateScores, type AggregateScore } from '../engine/metrics';
 import type { SeriesResult } from './evaluate-series';
@@ -11,6 +12,8 @@ export interface ModelReport extends AggregateScore {
   readonly seconds_per_series: number;
   /** Series where the model failed (scored with Naive2's forecast instead). */
   readonly failures: number;
+  /** Coverage of the central interval at each horizon step (mean over the series that have that step). */
+  readonly coverage_by_step: number[];
 }
 
 /** Full report of one model: overall and per group. */
@@ -29,7 +32,23 @@ function summarise(results: readonly SeriesResult[], k: number): ModelReport {
     ...agg,
     seconds_per_series: results.length > 0 ? seconds / results.length : NaN,
     failures: scores.filter((r) => r.error !== undefined).length,
+    coverage_by_step: coverageByStep(scores.map((r) => r.inside)),
   };
+}
+
+/** Mean of the per-step 0/1 indicators over series (NaN skipped); as long as the longest horizon. */
+export function coverageByStep(inside: readonly (readonly number[])[]): number[] {
+  const h = inside.reduce((m, v) => Math.max(m, v.length), 0);
+  const sum = new Array<number>(h).fill(0);
+  const n = new Array<number>(h).fill(0);
+  for (const v of inside) {
+    for (let i = 0; i < v.length; i++) {
+      if (Number.isNaN(v[i])) continue;
+      sum[i] += v[i];
+      n[i]++;
+    }
+  }
+  return sum.map((s, i) => (n[i] > 0 ? s / n[i] : NaN));
 }
 
 /** Build the report of model number `k` (in the `--models` order). */
@@ -56,7 +75,7 @@ export function formatReports(reports: readonly FullModelReport[], level: number
   const lines: string[] = [];
   const pct = Math.round(level * 100);
   lines.push(
-    ['model', 'group', 'series', 'sMAPE', 'MASE', 'OWA', `MSIS${pct}`, `cover${pct}`, 's/series', 'failed']
+    ['model', 'group', 'series', 'sMAPE', 'MASE', 'OWA', `MSIS${pct}`, `cover${pct}`, 'SPL', 's/series', 'failed']
       .map((c, i) => (i < 2 ? c.padEnd(i === 0 ? 22 : 10) : c.padStart(9)))
       .join(' '),
   );
@@ -71,6 +90,7 @@ export function formatReports(reports: readonly FullModelReport[], level: number
         fmt(m.owa).padStart(9),
         fmt(m.msis).padStart(9),
         fmt(m.coverage).padStart(9),
+        fmt(m.spl).padStart(9),
         fmt(m.seconds_per_series, 4).padStart(9),
         String(m.failures).padStart(9),
       ].join(' ');
@@ -78,5 +98,20 @@ export function formatReports(reports: readonly FullModelReport[], level: number
     lines.push(row('ALL', r));
   }
   lines.push(`wall time ${wallSeconds.toFixed(1)} s`);
+  return lines.join('\n');
+}
+
+/** Coverage per horizon step, one block per model and group: `step  coverage` rows of 12 steps. */
+export function formatByHorizon(reports: readonly FullModelReport[], level: number): string {
+  const lines: string[] = [`coverage of the central ${Math.round(level * 100)}% interval by horizon step`];
+  for (const r of reports) {
+    for (const [g, m] of [...Object.entries(r.groups), ['ALL', r] as const]) {
+      lines.push(`${r.model} ${g}:`);
+      const c = m.coverage_by_step;
+      for (let i = 0; i < c.length; i += 12) {
+        lines.push('  ' + c.slice(i, i + 12).map((v, j) => `${String(i + j + 1).padStart(3)}:${fmt(v * 100, 1).padStart(5)}`).join(' '));
+      }
+    }
+  }
   return lines.join('\n');
 }

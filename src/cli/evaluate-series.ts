@@ -5,8 +5,23 @@
  */
 import { performance } from 'node:perf_hooks';
 import { forecastSeries } from '../engine/index';
-import { coverage, mase, maseScale, msis, smape } from '../engine/metrics';
+import { coverage, mase, maseScale, msis, scaledPinball, smape } from '../engine/metrics';
 import type { BenchmarkSeries } from './evaluate-data';
+
+/** How `evaluateSeries` forecasts and scores. */
+export interface EvaluateOptions {
+  /** Central interval level, e.g. 0.95. */
+  readonly level: number;
+  /** The facade's interval calibration (default `auto`, as the service). */
+  readonly calibrate?: 'auto' | 'off' | 'force';
+  /** Probabilities of the scaled pinball loss, default `PINBALL_PROBS`. */
+  readonly quantiles?: readonly number[];
+  /** Data kind when the record does not say (`count`: integer quantiles, as a count axis gets). */
+  readonly kind?: 'continuous' | 'count';
+}
+
+/** Default probabilities of the scaled pinball loss: the median and the 90% and 95% service levels. */
+export const PINBALL_PROBS: readonly number[] = [0.5, 0.9, 0.95];
 
 /** One model's scores on one series. */
 export interface ModelSeriesResult {
@@ -17,6 +32,10 @@ export interface ModelSeriesResult {
   readonly mase: number;
   readonly msis: number;
   readonly coverage: number;
+  /** Scaled pinball loss of the `quantiles` (see `scaledPinball`). */
+  readonly spl: number;
+  /** Per step: 1 when the actual is inside the central interval, 0 outside, NaN when missing. */
+  readonly inside: number[];
   /** Seconds spent in `forecastSeries` for this series. */
   readonly seconds: number;
   /** Set when the model failed and Naive2's forecast (zero-width intervals) was scored instead. */
@@ -33,13 +52,9 @@ export interface SeriesResult {
 }
 
 /** Evaluate `series` with each of `models` at central interval `level` (e.g. 0.95). */
-export function evaluateSeries(
-  series: BenchmarkSeries,
-  models: readonly string[],
-  level: number,
-  calibrate: 'auto' | 'off' | 'force' = 'auto',
-): SeriesResult {
-  const info = { period: series.period, periods: periodsFor(series) };
+export function evaluateSeries(series: BenchmarkSeries, models: readonly string[], options: EvaluateOptions): SeriesResult {
+  const { level, calibrate = 'auto', quantiles = PINBALL_PROBS } = options;
+  const info = { period: series.period, periods: periodsFor(series), kind: series.kind ?? options.kind ?? 'continuous' };
   const h = series.horizon;
   const scale = maseScale(series.train, series.period);
   const naive2 = forecastSeries(series.train, info, { horizon: h, model: 'naive2', confidence: false }).distribution.mean;
@@ -53,6 +68,7 @@ export function evaluateSeries(
       const mean = r.distribution.mean;
       const lower = r.distribution.steps.map((s) => s.quantile(alpha / 2));
       const upper = r.distribution.steps.map((s) => s.quantile(1 - alpha / 2));
+      const qs = quantiles.map((p) => r.distribution.steps.map((s) => s.quantile(p)));
       return {
         model,
         fitted: r.model,
@@ -60,6 +76,8 @@ export function evaluateSeries(
         mase: mase(series.test, mean, scale),
         msis: msis(series.test, lower, upper, scale, alpha),
         coverage: coverage(series.test, lower, upper),
+        spl: scaledPinball(series.test, qs, quantiles, scale),
+        inside: insideByStep(series.test, lower, upper),
         seconds,
       };
     } catch (err) {
@@ -71,6 +89,8 @@ export function evaluateSeries(
         mase: mase(series.test, naive2, scale),
         msis: msis(series.test, naive2, naive2, scale, alpha),
         coverage: coverage(series.test, naive2, naive2),
+        spl: scaledPinball(series.test, quantiles.map(() => naive2), quantiles, scale),
+        inside: insideByStep(series.test, naive2, naive2),
         seconds,
         error: err instanceof Error ? `${err.name}: ${err.message}` : String(err),
       };
@@ -85,11 +105,17 @@ export function evaluateSeries(
   };
 }
 
+/** Per step: 1 inside [lower, upper], 0 outside, NaN for a missing actual. */
+export function insideByStep(actual: ArrayLike<number>, lower: ArrayLike<number>, upper: ArrayLike<number>): number[] {
+  return Array.from(actual, (y, i) => (Number.isNaN(y) ? NaN : y >= lower[i] && y <= upper[i] ? 1 : 0));
+}
+
 /**
  * Seasonal periods a model may use beyond the competition's one (README: "A model may use more
  * periods than this one where the frequency implies them (hourly: 24 and 168)"): hourly adds the
  * week (168) when the training data covers at least three weeks, weekly data (declared period 1)
- * the year (52) whatever the length. Why weekly always: `auto` routes weekly data to the local
+ * the year (52) whatever the length, daily data (period 7) the year (365) whatever the length, as
+ * the service gives a daily entity (`src/oracle/engine-info.ts`). Why weekly always: `auto` routes weekly data to the local
  * autoregression by this declared cycle (`registry.ts`), which uses the yearly lags only from three
  * years on and short lags before (M4 weekly, the 65 series under 156 points: OWA 0.957 with the
  * default combination → 0.94 with the AR); the models that need three cycles check it themselves.
@@ -98,5 +124,6 @@ export function periodsFor(series: BenchmarkSeries): number[] {
   const out = series.period > 1 ? [series.period] : [];
   if (series.group === 'hourly' && series.period === 24 && series.train.length >= 3 * 168) out.push(168);
   if (series.group === 'weekly' && series.period === 1) out.push(52);
+  if (series.group === 'daily' && series.period === 7) out.push(365);
   return out;
 }

@@ -4,21 +4,20 @@
  * main thread sends until it receives `null`.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { loadBenchmark } from './evaluate-data';
-import { evaluateSeries } from './evaluate-series';
+import { loadBenchmark, selectSeries, type SeriesSelection } from './evaluate-data';
+import { evaluateSeries, type EvaluateOptions } from './evaluate-series';
 import { serveBatches } from './worker-batches';
 
 /** What the main thread passes as `workerData`. */
-export interface WorkerInput {
+export interface WorkerInput extends EvaluateOptions {
   readonly file: string;
-  readonly limit?: number;
+  readonly select: SeriesSelection;
   readonly models: readonly string[];
-  readonly level: number;
-  readonly calibrate: 'auto' | 'off' | 'force';
 }
 
 if (parentPort) {
+  const port = parentPort;
   const input = workerData as WorkerInput;
-  const series = loadBenchmark(input.file, input.limit);
-  serveBatches(parentPort, (i) => evaluateSeries(series[i], input.models, input.level, input.calibrate));
+  const series = selectSeries(loadBenchmark(input.file), input.select);
+  serveBatches(port, (i) => evaluateSeries(series[i], input.models, input));
 }

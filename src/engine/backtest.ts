@@ -50,6 +50,12 @@ export interface OriginScore {
   readonly means: Float64Array;
   /** The forecast scored (set by `backtest`; hierarchical reconciliation re-scores it reconciled). */
   readonly forecast?: PredictiveDistribution;
+  /**
+   * Per step: the distance from the mean to the central `level` interval's end on the actual's
+   * side (NaN where the actual is missing). |error| / reach ≤ f exactly when the actual lies in
+   * the interval scaled by f around the mean, also for skewed steps (used by `conformal-prior`).
+   */
+  readonly reaches: Float64Array;
 }
 
 /** The result of `backtest`. */
@@ -94,6 +100,7 @@ export function scoreForecast(
   const errors = new Float64Array(h);
   const spreads = new Float64Array(h);
   const means = new Float64Array(h);
+  const reaches = new Float64Array(h).fill(NaN);
   const pin = new Array<number>(quantiles.length).fill(0);
   let sumCrps = 0;
   let inside = 0;
@@ -106,7 +113,10 @@ export function scoreForecast(
     errors[i] = y - step.mean;
     if (Number.isNaN(y)) continue;
     sumCrps += crps(step, y);
-    if (y >= step.quantile(alpha / 2) && y <= step.quantile(1 - alpha / 2)) inside++;
+    const lo = step.quantile(alpha / 2);
+    const hi = step.quantile(1 - alpha / 2);
+    reaches[i] = y >= step.mean ? hi - step.mean : step.mean - lo;
+    if (y >= lo && y <= hi) inside++;
     for (let j = 0; j < quantiles.length; j++) pin[j] += pinball(y, step.quantile(quantiles[j]), quantiles[j]);
     n++;
   }
@@ -118,6 +128,7 @@ export function scoreForecast(
     errors,
     spreads,
     means,
+    reaches,
   };
 }
 

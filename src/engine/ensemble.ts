@@ -13,6 +13,7 @@
  */
 import type { Fitted, ModelFamily, Params, PredictiveDistribution, Series, SeriesInfo, StepDistribution } from './types';
 import { InsufficientDataError } from './errors';
+import { guardBand, isDegenerate } from './guard';
 import { Rng } from './rng';
 
 /** Members of a combination. */
@@ -151,8 +152,10 @@ export function combineForecasts(
 /**
  * A model family that fits every member and combines their forecasts. Members that cannot fit
  * (too little data, a numerical failure) are dropped with a warning; the ensemble fails only when
- * none fits. `minObservations` is the smallest member's (why: the ensemble degrades gracefully to
- * whichever members the data supports).
+ * none fits. So is a member whose forecast is degenerate against the series' plausibility band
+ * (`guard.ts`: a point forecast outside it, or an interval wider than it), unless every member
+ * is; the warning is added when `forecast` runs. `minObservations` is the smallest member's (why:
+ * the ensemble degrades gracefully to whichever members the data supports).
  */
 export function ensembleFamily(
   name: string,
@@ -186,6 +189,7 @@ export function ensembleFamily(
         throw new InsufficientDataError(0, 1, name);
       }
       const label = `${name}(${fits.map((f) => f.model).join(', ')})`;
+      const series = y;
       const params: Params = {
         method,
         members: Object.fromEntries(fits.map((f, i) => [`${i}:${f.model}`, { weight: weights[i], ...f.params }])),
@@ -196,7 +200,23 @@ export function ensembleFamily(
         nobs: Math.max(...fits.map((f) => f.nobs)),
         fitted: combinedFitted(fits, weights, y.length),
         warnings,
-        forecast: (h: number) => combineForecasts(label, fits.map((f) => f.forecast(h)), weights, method),
+        forecast(h: number): PredictiveDistribution {
+          const forecasts = fits.map((f) => f.forecast(h));
+          const band = fits.length > 1 ? guardBand(series, h) : null;
+          const keep = forecasts.map((pd) => !band || !isDegenerate(pd, band));
+          if (!keep.some(Boolean)) keep.fill(true);
+          const kept = fits.filter((_, i) => keep[i]);
+          fits.forEach((f, i) => {
+            const msg = `${f.model} dropped: degenerate forecast (outside the plausibility band)`;
+            if (!keep[i] && !warnings.includes(msg)) warnings.push(msg);
+          });
+          return combineForecasts(
+            kept.length === fits.length ? label : `${name}(${kept.map((f) => f.model).join(', ')})`,
+            forecasts.filter((_, i) => keep[i]),
+            weights.filter((_, i) => keep[i]),
+            method,
+          );
+        },
         // The members that fitted, each as its chosen structure (backtests assess this combination).
         refit: ensembleFamily(
           name,

@@ -6,14 +6,18 @@
  * not to — runs a bounded rolling-origin backtest on the series' own history that gives
  * `confidence` (CRPS skill over seasonal naive, see `backtest.ts`) and, when the model's own
  * intervals were miscalibrated there, conformal recalibration (`calibration/conformal.ts`).
+ * Every forecast is then censored to the series' plausibility band (`guard.ts`), so no model,
+ * however degenerate its fit, returns an interval wider than the history can justify.
  * Pure and deterministic: same input and options → bit-identical output.
  */
 import { backtest, confidenceScore, type BacktestResult } from './backtest';
 import { applyCalibration, planCalibration, type CalibrationPlan } from './calibration/conformal';
+import { calibrationPrior } from './calibration/prior';
 import { InsufficientDataError, InvalidSeriesError } from './errors';
 import { toCountDistribution } from './distributions/count';
+import { clampToBand, guardBand } from './guard';
 import { countFinite } from './math/stats';
-import { autoModelName, boundFamily, resolveModel } from './registry';
+import { autoModelName, boundFamily, keepsOwnIntervals, resolveModel } from './registry';
 import type { Params, PredictiveDistribution, Series, SeriesInfo } from './types';
 
 export * from './types';
@@ -36,13 +40,20 @@ export interface ForecastOptions {
   /** Run the backtest for `confidence` (default true). */
   readonly confidence?: boolean;
   /**
-   * Interval calibration: `auto` (default: recalibrate only when backtest coverage is off),
-   * `off`, or `force`. Needs the backtest, so `confidence: false` with `auto` skips it too
-   * unless `calibrate` is given explicitly.
+   * Interval calibration: `auto` (default), `off`, or `force`. A model with a calibration prior
+   * (the `auto` routes, `calibration/prior.ts`) is always calibrated: by the prior and this
+   * series' backtest, or by the prior alone when no backtest runs. Other models are recalibrated
+   * from the backtest only when its coverage is off (`force`: always), so for them
+   * `confidence: false` with `auto` skips calibration unless `calibrate` is given explicitly.
    */
   readonly calibrate?: 'auto' | 'off' | 'force';
   /** Backtest origins, default 3 (at most `MAX_ORIGINS`). */
   readonly origins?: number;
+  /**
+   * Censor the forecast to the series' plausibility band (`guard.ts`), default true. Off only to
+   * reproduce a model's raw intervals (e.g. the published M4 MSIS of Naive).
+   */
+  readonly guard?: boolean;
 }
 
 /** What `forecastSeries` returns. */
@@ -134,6 +145,10 @@ export function forecastSeries(y: Series, info: SeriesInfo, options: ForecastOpt
   let distribution = fitted.forecast(h);
   const warnings = [...fitted.warnings];
 
+  // hurdle laws of intermittent demand keep their own intervals (see `keepsOwnIntervals`)
+  const mode = keepsOwnIntervals(name) && options.calibrate !== 'force' ? 'off' : (options.calibrate ?? 'auto');
+  // the model's calibration prior (an `auto` route's pooled factors), if it has one
+  const prior = mode === 'off' ? undefined : calibrationPrior(name, info, have);
   const wantBacktest = options.confidence !== false || (options.calibrate !== undefined && options.calibrate !== 'off');
   let bt: BacktestResult | null = null;
   let base: BacktestResult | null = null;
@@ -142,14 +157,20 @@ export function forecastSeries(y: Series, info: SeriesInfo, options: ForecastOpt
     const btOptions = { horizon: h, origins: options.origins ?? 3, level };
     // Backtest the chosen model: its structure refitted at each origin, not a new selection.
     bt = backtest(fitted.refit ?? family, series, info, { ...btOptions, fitOptions: { horizon: h } });
-    if (bt.origins.length === 0) warnings.push('too little history for a backtest: no confidence or calibration');
-    const mode = options.calibrate ?? 'auto';
-    if (mode !== 'off' && bt.origins.length > 0) {
-      const plan = planCalibration(bt, { level, force: mode === 'force' });
-      distribution = applyCalibration(distribution, plan);
-      calibration = { method: plan.method, factor: plan.factor, coverageBefore: plan.coverageBefore, reason: plan.reason };
-    }
+    if (bt.origins.length === 0) warnings.push(`too little history for a backtest: no confidence${prior ? '' : ' or calibration'}`);
     if (options.confidence !== false && bt.origins.length > 0) base = backtest(boundFamily('snaive'), series, info, btOptions);
+  }
+  if (mode !== 'off' && (prior || (bt && bt.origins.length > 0))) {
+    // with a prior even without a backtest (it needs none); otherwise from the backtest alone
+    const plan = planCalibration(bt && bt.origins.length > 0 ? bt : null, { level, force: mode === 'force', prior });
+    distribution = applyCalibration(distribution, plan);
+    calibration = { method: plan.method, factor: plan.factor, coverageBefore: plan.coverageBefore, reason: plan.reason };
+  }
+  const band = options.guard === false ? null : guardBand(series, h);
+  if (band) {
+    const guarded = clampToBand(distribution, band);
+    distribution = guarded.distribution;
+    if (guarded.cut > 0) warnings.push(`intervals cut to the plausibility band of the history at ${guarded.cut} of ${h} steps`);
   }
   // count data: discretise (round, censor at 0) after calibration, so the integer law is what users get
   if (info.kind === 'count') distribution = toCountDistribution(distribution);

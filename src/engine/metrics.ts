@@ -99,6 +99,29 @@ export function pinball(y: number, q: number, p: number): number {
   return y >= q ? p * (y - q) : (1 - p) * (q - y);
 }
 
+/**
+ * Scaled pinball loss of quantile forecasts (the M5 uncertainty metric, scaled as MASE): the mean
+ * over the horizon and over `probs` of pinball(y, q_p, p), divided by `scale` (`maseScale`).
+ * `quantiles[j][i]` is the forecast of quantile `probs[j]` at step i. Missing actuals are skipped.
+ */
+export function scaledPinball(
+  actual: ArrayLike<number>,
+  quantiles: readonly ArrayLike<number>[],
+  probs: readonly number[],
+  scale: number,
+): number {
+  let sum = 0;
+  let n = 0;
+  for (let j = 0; j < probs.length; j++) {
+    for (let i = 0; i < actual.length; i++) {
+      if (Number.isNaN(actual[i])) continue;
+      sum += pinball(actual[i], quantiles[j][i], probs[j]);
+      n++;
+    }
+  }
+  return n > 0 ? sum / n / scale : NaN;
+}
+
 /** Number of quantile levels on the CRPS grid (midpoints (i − ½)/K). */
 export const CRPS_GRID = 99;
 const SQRT_PI_INV = 1 / Math.sqrt(Math.PI);
@@ -150,6 +173,8 @@ export interface SeriesScore {
   readonly mase: number;
   readonly msis: number;
   readonly coverage: number;
+  /** Scaled pinball loss (`scaledPinball`), where computed. */
+  readonly spl?: number;
   /** The same series' Naive2 sMAPE and MASE, for OWA. */
   readonly smapeNaive2: number;
   readonly maseNaive2: number;
@@ -162,6 +187,8 @@ export interface AggregateScore {
   readonly owa: number;
   readonly msis: number;
   readonly coverage: number;
+  /** Mean scaled pinball loss (NaN when no series has one). */
+  readonly spl: number;
   readonly series: number;
 }
 
@@ -175,7 +202,7 @@ export function aggregateScores(scores: readonly SeriesScore[]): AggregateScore 
     let sum = 0;
     let n = 0;
     for (const s of scores) {
-      const v = s[key];
+      const v = s[key] ?? NaN;
       if (!Number.isFinite(v) || (alongside !== undefined && !Number.isFinite(s[alongside]))) continue;
       sum += v;
       n++;
@@ -190,6 +217,7 @@ export function aggregateScores(scores: readonly SeriesScore[]): AggregateScore 
     owa: owa(sm, ma, mean('smapeNaive2', 'smape'), mean('maseNaive2', 'mase')),
     msis: mean('msis'),
     coverage: mean('coverage'),
+    spl: mean('spl'),
     series: scores.length,
   };
 }

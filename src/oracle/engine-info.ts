@@ -2,8 +2,12 @@
 import type { EntityRecord } from '../entities/entity-store';
 import type { SeriesInfo } from '../engine/types';
 
-/** Engine identity recorded with every query (manifest `engine`). */
-export const ENGINE_INFO = { name: 'forecast-engine', version: '1.0.0', runtime: `node ${process.versions.node}` } as const;
+/**
+ * Engine identity recorded with every query (manifest `engine`). The version changes whenever the
+ * engine's output for the same data and spec changes, so a replay can tell it ran on another
+ * engine. 1.1.0: calibration priors, the plausibility band, the daily route (issue 16).
+ */
+export const ENGINE_INFO = { name: 'forecast-engine', version: '1.1.0', runtime: `node ${process.versions.node}` } as const;
 
 /**
  * Seasonal periods for an entity: its season length first, plus the longer cycle its frequency

@@ -13,9 +13,19 @@
  *   intervals can narrow as well as widen (see `planCalibration`).
  * - `conformal`: per horizon step, the empirical distribution of the errors added to the mean
  *   (classic split conformal), when every step has at least `perStepMin` errors.
+ * - `conformal-prior`: when the model has a calibration prior (`prior.ts`: pooled per-step
+ *   factors of similar benchmark series), step k's spread is multiplied by the prior's factor
+ *   f_k times the series' own adjustment c^w, where c is the conformal quantile of the backtest
+ *   errors standardised by f_k × the interval's reach on their side (`standardisedError`; why
+ *   the reach, not a symmetric spread: the AR in logs has right-skewed steps, whose 97.5% end
+ *   lies well beyond 1.96 spreads, so spread units overstated the factor there) and
+ *   w = o / (o + k0) for o origins; with no backtest
+ *   origin (too short a history) the prior alone. This replaces the two methods above for the
+ *   `auto` routes, whose priors were fitted.
  */
 import type { BacktestResult } from '../backtest';
 import { normalQuantile } from '../math/normal';
+import { priorFactors, type CalibrationPrior } from './prior';
 import type { PredictiveDistribution, StepDistribution } from '../types';
 import { EmpiricalStep } from '../distributions/empirical-step';
 
@@ -41,15 +51,26 @@ export interface CalibrationOptions {
   readonly refineShrink?: number;
   /** Bounds on the scale factor; default [0.5, 4] (why: a handful of origins must not explode or collapse intervals). */
   readonly factorBounds?: readonly [number, number];
+  /** The model's calibration prior (`prior.ts`): selects `conformal-prior`. */
+  readonly prior?: Pick<CalibrationPrior, 'a' | 'b' | 'c' | 'k0'>;
 }
+
+/**
+ * Bounds on a `conformal-prior` factor at any step. Why wider than `factorBounds`: the prior
+ * itself reaches 2+ at the longer steps of short yearly series; the band of `guard.ts` bounds
+ * the intervals in any case.
+ */
+export const PRIOR_FACTOR_BOUNDS: readonly [number, number] = [0.25, 8];
 
 /** What `planCalibration` decided. */
 export interface CalibrationPlan {
-  readonly method: 'none' | 'conformal-scaled' | 'conformal';
+  readonly method: 'none' | 'conformal-scaled' | 'conformal' | 'conformal-prior';
   /** True when the coverage test did not reject and the factor only refines the intervals. */
   readonly refined?: boolean;
-  /** Spread factor for `conformal-scaled` (1 otherwise). */
+  /** Spread factor for `conformal-scaled`; for `conformal-prior` the series' own adjustment c^w (1 otherwise). */
   readonly factor: number;
+  /** `conformal-prior`: the prior's curve (factor at step k = exp(a + b·ln k + c·ln²k) × `factor`, within `PRIOR_FACTOR_BOUNDS`). */
+  readonly prior?: { readonly a: number; readonly b: number; readonly c: number };
   /** Backtest coverage of the parametric intervals, and the number of errors it rests on. */
   readonly coverageBefore: number;
   readonly errors: number;
@@ -95,8 +116,10 @@ export function conformalQuantile(values: ArrayLike<number>, level: number): num
   return s[Math.max(0, k - 1)];
 }
 
-/** Decide whether and how to recalibrate, from a backtest of the same model. */
-export function planCalibration(bt: BacktestResult, options: CalibrationOptions = {}): CalibrationPlan {
+/** Decide whether and how to recalibrate, from a backtest of the same model (`null`: no backtest could run). */
+export function planCalibration(bt: BacktestResult | null, options: CalibrationOptions = {}): CalibrationPlan {
+  if (options.prior) return planWithPrior(bt, options.prior, options.level ?? 0.95);
+  if (!bt) return { method: 'none', factor: 1, coverageBefore: NaN, errors: 0, reason: 'no backtest' };
   const level = options.level ?? 0.95;
   const minErrors = options.minErrors ?? 12;
   const perStepMin = options.perStepMin ?? 30;
@@ -140,6 +163,50 @@ export function planCalibration(bt: BacktestResult, options: CalibrationOptions 
   return { ...base, method: 'conformal-scaled', factor, ...(within ? { refined: true } : {}), reason };
 }
 
+/** `conformal-prior` (see the file comment). */
+function planWithPrior(bt: BacktestResult | null, prior: Pick<CalibrationPrior, 'a' | 'b' | 'c' | 'k0'>, level: number): CalibrationPlan {
+  const h = bt ? bt.origins.reduce((m, o) => Math.max(m, o.errors.length), 0) : 0;
+  const f = priorFactors(prior, h);
+  const z: number[] = [];
+  let inside = 0;
+  for (const o of bt?.origins ?? []) {
+    let n = 0;
+    for (let i = 0; i < o.errors.length; i++) {
+      const e = o.errors[i];
+      if (Number.isNaN(e)) continue;
+      n++;
+      z.push(standardisedError(e, o.reaches[i] * f[i]));
+    }
+    inside += o.coverage * n;
+  }
+  const origins = bt?.origins.length ?? 0;
+  const base = { method: 'conformal-prior' as const, prior: { a: prior.a, b: prior.b, c: prior.c }, errors: z.length, coverageBefore: z.length > 0 ? inside / z.length : NaN };
+  if (z.length === 0) return { ...base, factor: 1, reason: 'prior of similar series (no backtest errors)' };
+  const q = conformalQuantile(z, level);
+  const [lo, hi] = PRIOR_FACTOR_BOUNDS;
+  const raw = Number.isFinite(q) && q > 0 ? Math.min(hi, Math.max(lo, q)) : hi;
+  const w = origins / (origins + prior.k0);
+  const factor = Math.exp(w * Math.log(raw));
+  return { ...base, factor, reason: `prior of similar series × this series' backtest (${origins} origins, adjustment ${factor.toFixed(3)})` };
+}
+
+/**
+ * |e| / reach: the factor by which an interval reaching `reach` from the mean on the error's side
+ * must be scaled to just contain the error (0 for a zero error, Infinity when nothing could).
+ */
+export function standardisedError(e: number, reach: number): number {
+  if (reach > 0 && Number.isFinite(reach)) return Math.abs(e) / reach;
+  return e === 0 ? 0 : Infinity;
+}
+
+/** Per-step spread factors of a plan for `h` steps (all 1 for `none` and `conformal`). */
+export function planFactors(plan: CalibrationPlan, h: number): Float64Array {
+  if (plan.method === 'conformal-scaled') return new Float64Array(h).fill(plan.factor);
+  if (plan.method !== 'conformal-prior' || !plan.prior) return new Float64Array(h).fill(1);
+  const [lo, hi] = PRIOR_FACTOR_BOUNDS;
+  return priorFactors(plan.prior, h).map((f) => Math.min(hi, Math.max(lo, f * plan.factor)));
+}
+
 /** A step whose spread around its mean is multiplied by `factor`. */
 export class ScaledStep implements StepDistribution {
   readonly mean: number;
@@ -161,10 +228,12 @@ export class ScaledStep implements StepDistribution {
 export function applyCalibration(pd: PredictiveDistribution, plan: CalibrationPlan): PredictiveDistribution {
   if (plan.method === 'none') return pd;
   const h = pd.steps.length;
+  const scaled = plan.method !== 'conformal';
+  const factors = planFactors(plan, h);
   const steps: StepDistribution[] = new Array(h);
   for (let i = 0; i < h; i++) {
     const base = pd.steps[i];
-    if (plan.method === 'conformal-scaled') steps[i] = new ScaledStep(base, plan.factor);
+    if (scaled) steps[i] = new ScaledStep(base, factors[i]);
     else {
       // steps beyond the backtest horizon reuse the last step's errors
       const e = plan.stepErrors![Math.min(i, plan.stepErrors!.length - 1)];
@@ -181,7 +250,7 @@ export function applyCalibration(pd: PredictiveDistribution, plan: CalibrationPl
       const paths = pd.samplePaths(n, seed);
       for (const path of paths) {
         for (let i = 0; i < h; i++) {
-          if (plan.method === 'conformal-scaled') path[i] = pd.steps[i].mean + plan.factor * (path[i] - pd.steps[i].mean);
+          if (scaled) path[i] = pd.steps[i].mean + factors[i] * (path[i] - pd.steps[i].mean);
           else {
             const u = Math.min(1 - 1e-9, Math.max(1e-9, pd.steps[i].cdf(path[i])));
             path[i] = steps[i].quantile(u);

@@ -1,7 +1,7 @@
 import { test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import { forecastSeries, InsufficientDataError, InvalidSeriesError, UnknownModelError } from '../../../src/engine/index';
-import { AUTO_EXTRA_PERIOD_MODEL, AUTO_MODEL, AUTO_MULTI_SEASONAL_MODEL } from '../../../src/engine/registry';
+import { AUTO_EXTRA_PERIOD_MODEL, AUTO_LONG_NONSEASONAL_MODEL, AUTO_MODEL, AUTO_MULTI_SEASONAL_MODEL, LONG_SERIES } from '../../../src/engine/registry';
 import { Rng } from '../../../src/engine/rng';
 
 function seasonal(n: number, seed: number): Float64Array {
@@ -84,9 +84,11 @@ test('auto routes by series shape: intermittent → Croston family, several peri
   const r4 = forecastSeries(short, { period: 1, periods: [52] }, { horizon: 13, confidence: false });
   assert.equal(r4.requestedModel, AUTO_EXTRA_PERIOD_MODEL);
   assert.match(r4.model, /AR\(1,2,3\)/);
-  // no declared cycle: the default combination
+  // no declared cycle: DOTM + ETS from 50 observations, the three-model combination below
   const r5 = forecastSeries(short, { period: 1 }, { horizon: 13, confidence: false });
-  assert.equal(r5.requestedModel, AUTO_MODEL);
+  assert.equal(r5.requestedModel, AUTO_LONG_NONSEASONAL_MODEL);
+  const r6 = forecastSeries(short.slice(-(LONG_SERIES - 1)), { period: 1 }, { horizon: 13, confidence: false });
+  assert.equal(r6.requestedModel, AUTO_MODEL);
 });
 
 test('calibration is recorded: method, factor and interval method agree', () => {

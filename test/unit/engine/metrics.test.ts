@@ -2,7 +2,7 @@ import { test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import { NormalStep } from '../../../src/engine/distributions/normal-step';
 import { EmpiricalStep } from '../../../src/engine/distributions/empirical-step';
-import { aggregateScores, coverage, crps, mase, maseScale, msis, pinball, smape } from '../../../src/engine/metrics';
+import { aggregateScores, coverage, crps, mase, maseScale, msis, pinball, scaledPinball, smape } from '../../../src/engine/metrics';
 import { loadBenchmark, readJsonLines } from '../../../src/cli/evaluate-data';
 import { sharedDataFile } from '../../helpers/files';
 import { naive2Forecast } from './metrics-naive2-reference';
@@ -23,6 +23,10 @@ test('sMAPE, MASE, MSIS, coverage and pinball on hand-computed values', () => {
   assert.equal(coverage([0, -2, 1], [-1, -1, -1], [1, 1, 1]), 2 / 3);
   assert.equal(pinball(3, 1, 0.9), 1.8);
   assert.ok(Math.abs(pinball(1, 3, 0.9) - 0.2) < 1e-15);
+  // two steps (the second missing) × two probabilities, scale 2:
+  // p = 0.5: q 1 vs y 3 → 1; p = 0.9: q 4 vs y 3 → 0.1; mean 0.55, scaled by 2
+  assert.ok(Math.abs(scaledPinball([3, NaN], [[1, 0], [4, 0]], [0.5, 0.9], 2) - 0.275) < 1e-15);
+  assert.ok(Number.isNaN(scaledPinball([NaN], [[1]], [0.5], 1)));
 });
 
 test('CRPS: exact normal form, numerical form agrees, point mass gives absolute error', () => {
@@ -70,7 +74,7 @@ for (const [group, file, count, officialSmape, officialMase, naiveMsis] of [
 ] as const) {
   test(`the engine's naive reproduces the official M4 ${group} MSIS of Naive`, () => {
     const scores = loadBenchmark(data(file)).map((s) => {
-      const d = forecastSeries(s.train, { period: s.period }, { horizon: s.horizon, model: 'naive', confidence: false }).distribution;
+      const d = forecastSeries(s.train, { period: s.period }, { horizon: s.horizon, model: 'naive', confidence: false, guard: false }).distribution;
       const lo = d.steps.map((st) => st.quantile(0.025));
       const hi = d.steps.map((st) => st.quantile(0.975));
       const v = msis(s.test, lo, hi, maseScale(s.train, s.period));
