@@ -5,7 +5,7 @@ export npm_config_nodedir ?= /usr
 NPM_STAMP := node_modules/.install-stamp
 BUF := node_modules/.bin/buf
 
-.PHONY: install generate build test coverage run bench lint check-generated baseline browser clean
+.PHONY: install generate build test coverage run run-cluster bench lint check-generated baseline browser postgres nginx clean
 
 install: $(NPM_STAMP)
 
@@ -15,7 +15,9 @@ $(NPM_STAMP): package.json package-lock.json
 	npm install --no-audit --no-fund
 	@touch $@
 
-# proto/ → gen/ (ts-proto) and the descriptor image the gateway compiles its routes from.
+# proto/ → gen/: ts-proto stubs, the typed REST client (tools/protoc-gen-rest-client, a local buf
+# plugin run from its TypeScript sources by tsx: it imports nothing from gen/, so it never needs
+# its own output to build) and the descriptor image the gateway compiles its routes from.
 generate: install
 	$(BUF) generate
 	$(BUF) generate --template buf.gen.test.yaml
@@ -38,9 +40,14 @@ lint: check-generated
 browser:
 	scripts/install-browser.sh
 
-# Every test runs on jest (jest.config.js); the build comes first because worker threads load
-# their compiled scripts from dist/.
-test: build check-generated browser
+# Debian's PostgreSQL for the second test pass, `run-cluster` and `bench` (installed when missing).
+postgres:
+	scripts/install-postgres.sh
+
+# Every test runs on jest (jest.config.js), on SQLite and — every file that uses the database —
+# again on a throwaway PostgreSQL server (scripts/run-tests.js); the build comes first because
+# worker threads and the replica processes of the multi-replica tests run the compiled code in dist/.
+test: build check-generated browser postgres
 	node scripts/run-tests.js
 
 # The same suite with line and branch coverage of src/ printed at the end.
@@ -49,6 +56,14 @@ coverage: build browser
 
 run: build
 	node bin/forecast.js serve --init-local-account
+
+# Debian's nginx, the load balancer of `run-cluster` (installed when missing).
+nginx:
+	scripts/install-nginx.sh
+
+# Scale-out on this machine: PostgreSQL, three replicas and nginx in front (README "Scale out").
+run-cluster: build postgres nginx
+	node scripts/run-cluster.js
 
 bench: build
 	node dist/bench/run-all.js

@@ -3,6 +3,7 @@
  * `seconds`, after a warm-up; reports requests/s and latency percentiles. One tool for every
  * server in the benchmarks, so the numbers compare.
  */
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import * as grpc from '@grpc/grpc-js';
 
@@ -13,6 +14,17 @@ export interface LoadResult {
   readonly rps: number;
   readonly p50: number;
   readonly p99: number;
+}
+
+/** The p-quantile of sorted latencies (nearest rank below). */
+export function percentile(sorted: readonly number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? NaN;
+}
+
+/** A result line from latencies measured `seconds` long (requests/s over that time). */
+export function summary(name: string, latencies: readonly number[], seconds: number, errors = 0): LoadResult {
+  const s = [...latencies].sort((a, b) => a - b);
+  return { name, requests: s.length, errors, rps: s.length / seconds, p50: percentile(s, 0.5), p99: percentile(s, 0.99) };
 }
 
 /** Run `fire` (resolves true on success) in a closed loop. */
@@ -67,6 +79,23 @@ export function grpcCaller(address: string, path: string, request: Buffer, metad
       }),
     close: () => client.close(),
   };
+}
+
+/** Clock ticks per second of /proc times (sysconf(_SC_CLK_TCK), 100 on Linux). */
+const CLOCK_TICKS = 100;
+
+/**
+ * CPU seconds a process has used (user + system, all threads), from /proc (Linux; NaN elsewhere).
+ * Why: on a shared machine latencies depend on who else runs; the CPU time a request costs the
+ * server hardly does.
+ */
+export function processCpuSeconds(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS; // utime, stime
+  } catch {
+    return NaN;
+  }
 }
 
 /** Print results as an aligned table. */

@@ -3,8 +3,8 @@
  * process, so the load generator does not share an event loop with the server):
  *   service  — the real service (fresh SQLite, one account, one entity); prints its ports and key
  *   express  — a bare Express handler returning fixed bytes (body and headers)
- *   node     — a bare node:http handler returning fixed bytes (the gateway serves API calls on
- *              node:http, so this is the stricter baseline for REST)
+ *   node     — a bare node:http handler returning fixed bytes (the stricter baseline: the
+ *              gateway runs inside Express, on the bare request and response)
  *   grpc     — a bare grpc-js handler returning fixed bytes (message, metadata and trailers)
  */
 import { mkdtempSync, readFileSync } from 'node:fs';

@@ -13,7 +13,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { closedLoop, grpcCaller, httpGetter, printTable, type LoadResult } from './load';
+import { closedLoop, grpcCaller, httpGetter, printTable, processCpuSeconds, type LoadResult } from './load';
 import { GetEntityRequest } from '../gen/forecast/v1/entity_service.pb';
 import { SERVER_NODE_FLAGS } from '../src/server-flags';
 
@@ -21,6 +21,8 @@ import { SERVER_NODE_FLAGS } from '../src/server-flags';
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+/** closedLoop's default warm-up, which the server's CPU time includes. */
+const WARMUP_SECONDS = 1;
 
 /** The median of each figure over rounds (rps, p50 and p99 each on their own). */
 function medianResult(rounds: LoadResult[]): LoadResult {
@@ -89,16 +91,25 @@ async function runTransportBench(): Promise<LoadResult[]> {
   const bareNode = await spawnServer('node', bytesFile);
   const bareGrpc = await spawnServer('grpc', bytesFile);
   const bareCaller = grpcCaller(`127.0.0.1:${bareGrpc.info.grpc}`, '/forecast.v1.EntityService/GetEntity', request, auth);
-  const contestants: [string, () => Promise<boolean>][] = [
-    ['REST  GetEntity (service)', httpGetter(url, auth, CONCURRENCY)],
-    ['gRPC  GetEntity (service)', caller.fire],
-    ['REST  bare Express, same bytes', httpGetter(`http://127.0.0.1:${bareHttp.info.http}/v1/entities/store:berlin`, auth, CONCURRENCY)],
-    ['REST  bare node:http, same bytes', httpGetter(`http://127.0.0.1:${bareNode.info.http}/v1/entities/store:berlin`, auth, CONCURRENCY)],
-    ['gRPC  bare grpc-js, same bytes', bareCaller.fire],
+  const contestants: [string, () => Promise<boolean>, ChildProcess][] = [
+    ['REST  GetEntity (service)', httpGetter(url, auth, CONCURRENCY), svc.child],
+    ['gRPC  GetEntity (service)', caller.fire, svc.child],
+    ['REST  bare Express, same bytes', httpGetter(`http://127.0.0.1:${bareHttp.info.http}/v1/entities/store:berlin`, auth, CONCURRENCY), bareHttp.child],
+    ['REST  bare node:http, same bytes', httpGetter(`http://127.0.0.1:${bareNode.info.http}/v1/entities/store:berlin`, auth, CONCURRENCY), bareNode.child],
+    ['gRPC  bare grpc-js, same bytes', bareCaller.fire, bareGrpc.child],
   ];
   const rounds: LoadResult[][] = contestants.map(() => []);
+  // Server CPU time per request (from /proc): unlike requests/s it hardly moves when other
+  // processes compete for the cores, so it is the figure to trust on a busy machine.
+  const cpuPerRequest: number[][] = contestants.map(() => []);
   for (let r = 0; r < ROUNDS; r++) {
-    for (const [i, [name, fire]] of contestants.entries()) rounds[i].push(await closedLoop(name, fire, opts));
+    for (const [i, [name, fire, child]] of contestants.entries()) {
+      const before = processCpuSeconds(child.pid!);
+      const result = await closedLoop(name, fire, opts);
+      rounds[i].push(result);
+      const used = (processCpuSeconds(child.pid!) - before) * 1e6;
+      if (Number.isFinite(used)) cpuPerRequest[i].push(used / (result.requests + result.rps * WARMUP_SECONDS));
+    }
   }
   caller.close();
   bareCaller.close();
@@ -117,6 +128,14 @@ async function runTransportBench(): Promise<LoadResult[]> {
       `   REST/bare node:http: ${(restSvc.rps / restNode.rps).toFixed(2)}`,
   );
   console.log(`per round: REST/Express ${ratios(0, 2)}   gRPC/grpc-js ${ratios(1, 4)}`);
+  if (cpuPerRequest.every((c) => c.length === ROUNDS)) {
+    const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+    const cpu = cpuPerRequest.map(med);
+    console.log(`server CPU per request (µs, medians): ${contestants.map(([name], i) => `${name.replace(/\s+/g, ' ').trim()} ${cpu[i].toFixed(0)}`).join(' · ')}`);
+    console.log(
+      `CPU ratio bare Express/REST: ${(cpu[2] / cpu[0]).toFixed(2)}   bare grpc-js/gRPC: ${(cpu[4] / cpu[1]).toFixed(2)}   bare node:http/REST: ${(cpu[3] / cpu[0]).toFixed(2)}   (throughput a server could reach per core, relative)`,
+    );
+  }
   return results;
 }
 

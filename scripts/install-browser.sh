@@ -4,10 +4,4 @@
 set -euo pipefail
 browser=${CHROMIUM_PATH:-/usr/bin/chromium}
 [ -x "$browser" ] && exit 0
-if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
-  echo "install-browser: $browser is missing and apt-get is not usable here; install Debian's chromium" >&2
-  exit 1
-fi
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
-apt-get install -y -qq chromium >/dev/null
+exec "$(dirname "$0")/apt-install.sh" chromium

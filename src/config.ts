@@ -24,6 +24,56 @@ export interface Config {
   readonly maxGrpcMessageBytes: number;
   /** Public base URL used in links (`PUBLIC_BASE_URL`, default `http://HOST:HTTP_PORT`). */
   readonly publicBaseUrl?: string;
+  /**
+   * The master key sealing secrets at rest (`MASTER_KEY`: 32 bytes as base64 or hex), or a file
+   * holding it (`MASTER_KEY_FILE`). Neither: a key file beside the SQLite database, created on
+   * first start; required with PostgreSQL (`store/master-key.ts`).
+   */
+  readonly masterKey?: string;
+  readonly masterKeyFile?: string;
+  /**
+   * Origins browsers may call the REST API from (`CORS_ORIGINS`, comma-separated, e.g.
+   * `https://app.example.com,http://localhost:3000`; `*` for any). Default: none (no CORS
+   * headers). Credentials (cookies) are never allowed.
+   */
+  readonly corsOrigins: readonly string[];
+  /**
+   * gzip/deflate REST answers of 1 KiB and more for clients that accept it (`COMPRESSION`,
+   * on|off, default off: it costs every call, and most answers are small or pass a reverse
+   * proxy that compresses anyway).
+   */
+  readonly compression: boolean;
+  /** PostgreSQL: most connections per replica (`DATABASE_POOL_SIZE`, default 10). */
+  readonly databasePoolSize: number;
+  /**
+   * PostgreSQL: longest a statement may run, in ms, before the server cancels it and the call
+   * answers 503 (`DATABASE_STATEMENT_TIMEOUT_MS`, default 30000; 0 = no limit).
+   */
+  readonly databaseStatementTimeoutMs: number;
+  /**
+   * PostgreSQL: longest a call waits for a connection, new or from a busy pool, in ms, before it
+   * answers 503 (`DATABASE_CONNECT_TIMEOUT_MS`, default 3000).
+   */
+  readonly databaseConnectTimeoutMs: number;
+  /**
+   * Webhook retry base interval in ms (`WEBHOOK_RETRY_BASE_MS`, default 5000): the first retry's
+   * delay; the later ones scale with it (5 s, 5 min, 30 min, 2 h, 5 h at the default).
+   */
+  readonly webhookRetryBaseMs: number;
+  /** Allow plain `http://` webhook URLs (`WEBHOOK_ALLOW_HTTP=true`; default false: https only). */
+  readonly webhookAllowHttp: boolean;
+  /**
+   * Allow webhook URLs that reach loopback, private, link-local and other non-public addresses
+   * (`WEBHOOK_ALLOW_PRIVATE=true`; default false).
+   */
+  readonly webhookAllowPrivate: boolean;
+  /**
+   * Networks allowed despite the guard, e.g. `127.0.0.0/8,::1/128` (`WEBHOOK_ALLOW_CIDRS`, comma
+   * separated; default none): a narrower opening than WEBHOOK_ALLOW_PRIVATE.
+   */
+  readonly webhookAllowCidrs: readonly string[];
+  /** How long one webhook attempt may take in ms (`WEBHOOK_TIMEOUT_MS`, default 10000). */
+  readonly webhookTimeoutMs: number;
 }
 
 const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error', 'silent'];
@@ -37,12 +87,38 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`${name} must be a port number 0..65535, got ${raw}`);
     return n;
   };
+  const integer = (name: string, fallback: number, min: number): number => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be an integer ≥ ${min}, got ${raw}`);
+    return n;
+  };
   const logLevel = (env.LOG_LEVEL ?? 'info') as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) throw new Error(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got ${env.LOG_LEVEL}`);
   const grace = Number(env.SHUTDOWN_GRACE_MS ?? 10000);
   if (!Number.isFinite(grace) || grace < 0) throw new Error(`SHUTDOWN_GRACE_MS must be a non-negative number`);
   const maxBody = Number(env.MAX_BODY_BYTES ?? 1024 * 1024);
   if (!Number.isInteger(maxBody) || maxBody <= 0) throw new Error(`MAX_BODY_BYTES must be a positive integer`);
+  const corsOrigins = (env.CORS_ORIGINS ?? '').split(',').map((o) => o.trim()).filter((o) => o !== '');
+  for (const o of corsOrigins) {
+    if (o !== '*' && !isOrigin(o)) throw new Error(`CORS_ORIGINS: ${JSON.stringify(o)} is not an origin (scheme://host[:port], no path) or *`);
+  }
+  const compressionFlag = (env.COMPRESSION ?? 'off').toLowerCase();
+  if (compressionFlag !== 'on' && compressionFlag !== 'off') throw new Error(`COMPRESSION must be on or off, got ${env.COMPRESSION}`);
+  const positive = (name: string, fallback: number): number => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    const n = Number(raw);
+    if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number, got ${raw}`);
+    return n;
+  };
+  const flag = (name: string): boolean => {
+    const raw = (env[name] ?? '').toLowerCase();
+    if (raw === '' || raw === 'false' || raw === '0') return false;
+    if (raw === 'true' || raw === '1') return true;
+    throw new Error(`${name} must be true or false, got ${env[name]}`);
+  };
   return {
     httpPort: port('HTTP_PORT', 8080),
     grpcPort: port('GRPC_PORT', 50051),
@@ -53,5 +129,26 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxBodyBytes: maxBody,
     maxGrpcMessageBytes: 4 * 1024 * 1024,
     publicBaseUrl: env.PUBLIC_BASE_URL || undefined,
+    masterKey: env.MASTER_KEY || undefined,
+    masterKeyFile: env.MASTER_KEY_FILE || undefined,
+    corsOrigins,
+    compression: compressionFlag === 'on',
+    databasePoolSize: integer('DATABASE_POOL_SIZE', 10, 1),
+    databaseStatementTimeoutMs: integer('DATABASE_STATEMENT_TIMEOUT_MS', 30_000, 0),
+    databaseConnectTimeoutMs: integer('DATABASE_CONNECT_TIMEOUT_MS', 3_000, 1),
+    webhookRetryBaseMs: positive('WEBHOOK_RETRY_BASE_MS', 5000),
+    webhookAllowHttp: flag('WEBHOOK_ALLOW_HTTP'),
+    webhookAllowPrivate: flag('WEBHOOK_ALLOW_PRIVATE'),
+    webhookAllowCidrs: (env.WEBHOOK_ALLOW_CIDRS ?? '').split(',').map((c) => c.trim()).filter(Boolean),
+    webhookTimeoutMs: positive('WEBHOOK_TIMEOUT_MS', 10_000),
   };
+}
+
+function isOrigin(text: string): boolean {
+  try {
+    const url = new URL(text);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.origin === text;
+  } catch {
+    return false;
+  }
 }

@@ -7,7 +7,7 @@ import { bindService, type ServiceBinding } from '../rpc/registry';
 import { monthOf, type UsageStore } from './quota';
 import { TIERS } from './tiers';
 import type { AccountStore } from './account-store';
-import { invalidArgument, ServiceError } from '../rpc/errors';
+import { invalidArgument, ServiceError, quote } from '../rpc/errors';
 
 /** Sign-ups allowed per client address per hour. */
 export const SIGNUPS_PER_ADDRESS_PER_HOUR = 5;
@@ -28,10 +28,10 @@ export function accountService(deps: { usage: UsageStore; accounts: AccountStore
       async handle(req, ctx) {
         const email = req.email.trim().toLowerCase();
         if (!email) throw invalidArgument('email', 'is required');
-        if (email.length > 254 || !EMAIL.test(email)) throw invalidArgument('email', `${JSON.stringify(req.email.slice(0, 80))} is not a valid email address`);
+        if (email.length > 254 || !EMAIL.test(email)) throw invalidArgument('email', `${quote(req.email)} is not a valid email address`);
         const address = clientAddress(ctx.peer);
         const now = ctx.clock.now();
-        const result = await deps.accounts.signUp(email, address, now - HOUR, SIGNUPS_PER_ADDRESS_PER_HOUR);
+        const result = await deps.accounts.signUp(email, address, now - HOUR, SIGNUPS_PER_ADDRESS_PER_HOUR, ctx.signal);
         if ('limited' in result) {
           const retry = Math.max(1, Math.ceil((result.limited + HOUR - now) / 1000));
           throw new ServiceError('quota_exceeded', `at most ${SIGNUPS_PER_ADDRESS_PER_HOUR} sign-ups per hour from one address; retry in ${retry} s`, { limit: SIGNUPS_PER_ADDRESS_PER_HOUR }, { 'retry-after': String(retry) });

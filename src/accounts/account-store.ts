@@ -4,7 +4,7 @@ import { newId } from '../ids';
 import type { Database, Queryable } from '../store/database';
 import { generateApiKey, hashApiKey, DISPLAY_PREFIX_LENGTH } from './api-key';
 import { DEFAULT_SCOPES, type Scope, type Tier } from './tiers';
-import { ServiceError } from '../rpc/errors';
+import { ServiceError, quote } from '../rpc/errors';
 import { prepared } from '../store/prepared';
 import type { AccountsTable, ApiKeysTable } from '../store/schema';
 
@@ -61,7 +61,7 @@ export class AccountStore {
   private async createAccountIn(trx: Queryable, tier: Tier, email: string | null, scopes: readonly Scope[]): Promise<{ account: AccountRow; created: CreatedKey }> {
     if (email !== null) {
       const taken = await trx.selectFrom('accounts').select('id').where('email', '=', email).executeTakeFirst();
-      if (taken) throw new ServiceError('already_exists', `an account with email ${JSON.stringify(email)} already exists`, { field: 'email' });
+      if (taken) throw new ServiceError('already_exists', `an account with email ${quote(email)} already exists`, { field: 'email' });
     }
     const account: AccountRow = { id: newId('acct', this.clock), email, tier, createTime: this.clock.now() };
     await trx.insertInto('accounts').values({ id: account.id, email, tier, create_time: account.createTime }).execute();
@@ -69,9 +69,10 @@ export class AccountStore {
     return { account, created };
   }
 
-  /** Create a key for an account. */
-  async createKey(accountId: string, scopes: readonly Scope[], expireTime: number | null, name = ''): Promise<CreatedKey> {
-    return this.insertKey(this.database.db, accountId, scopes, expireTime, name);
+  /** Create a key for an account (not committed once `signal` aborted). */
+  async createKey(accountId: string, scopes: readonly Scope[], expireTime: number | null, name = '', signal?: AbortSignal): Promise<CreatedKey> {
+    if (!signal) return this.insertKey(this.database.db, accountId, scopes, expireTime, name);
+    return this.database.transaction((trx) => this.insertKey(trx, accountId, scopes, expireTime, name), { signal });
   }
 
   private async insertKey(q: Queryable, accountId: string, scopes: readonly Scope[], expireTime: number | null, name: string): Promise<CreatedKey> {
@@ -103,16 +104,18 @@ export class AccountStore {
     return { apiKey, key };
   }
 
-  /** Revoke a key of the account now; false when no such key (of that account) exists. */
-  async revokeKey(accountId: string, keyId: string): Promise<boolean> {
-    const res = await this.database.db
-      .updateTable('api_keys')
-      .set({ revoke_time: this.clock.now() })
-      .where('account_id', '=', accountId)
-      .where('id', '=', keyId)
-      .where('revoke_time', 'is', null)
-      .executeTakeFirst();
-    return Number(res.numUpdatedRows) > 0;
+  /** Revoke a key of the account now; false when no such key (of that account) exists. Not committed once `signal` aborted. */
+  async revokeKey(accountId: string, keyId: string, signal?: AbortSignal): Promise<boolean> {
+    return this.database.transaction(async (trx) => {
+      const res = await trx
+        .updateTable('api_keys')
+        .set({ revoke_time: this.clock.now() })
+        .where('account_id', '=', accountId)
+        .where('id', '=', keyId)
+        .where('revoke_time', 'is', null)
+        .executeTakeFirst();
+      return Number(res.numUpdatedRows) > 0;
+    }, { signal });
   }
 
   /** Find the key with this hash together with its account (no validity checks). */
@@ -146,19 +149,26 @@ export class AccountStore {
   }
 
   /**
-   * Replace a key: a new key with the same scopes and name, and the old one expiring at
-   * `oldExpireTime` (or its own earlier expiry), in one transaction.
+   * Replace a key: a new key with the same scopes and name, expiring at `newExpireTime` or, when
+   * that is undefined, when the old key would have; the old one expiring at `oldExpireTime` (or
+   * its own earlier expiry). One transaction.
    */
-  async rotateKey(accountId: string, keyId: string, oldExpireTime: number): Promise<{ created: CreatedKey; previous: KeyRow } | undefined> {
+  async rotateKey(
+    accountId: string,
+    keyId: string,
+    oldExpireTime: number,
+    newExpireTime?: number,
+    signal?: AbortSignal,
+  ): Promise<{ created: CreatedKey; previous: KeyRow } | undefined> {
     return this.database.transaction(async (trx) => {
       const row = await trx.selectFrom('api_keys').selectAll().where('account_id', '=', accountId).where('id', '=', keyId).executeTakeFirst();
       if (!row) return undefined;
       const old = toKeyRow(row);
       const expire = old.expireTime === null ? oldExpireTime : Math.min(old.expireTime, oldExpireTime);
       await trx.updateTable('api_keys').set({ expire_time: expire }).where('account_id', '=', accountId).where('id', '=', keyId).execute();
-      const created = await this.insertKey(trx, accountId, old.scopes, null, old.name);
+      const created = await this.insertKey(trx, accountId, old.scopes, newExpireTime ?? old.expireTime, old.name);
       return { created, previous: { ...old, expireTime: expire } };
-    });
+    }, { signal });
   }
 
   /**
@@ -166,7 +176,7 @@ export class AccountStore {
    * the count and the creation happen in one transaction, so concurrent sign-ups cannot pass the
    * limit together. Returns the account, or the time the oldest counted sign-up was made.
    */
-  async signUp(email: string, address: string, since: number, limit: number): Promise<{ account: AccountRow; created: CreatedKey } | { limited: number }> {
+  async signUp(email: string, address: string, since: number, limit: number, signal?: AbortSignal): Promise<{ account: AccountRow; created: CreatedKey } | { limited: number }> {
     return this.database.transaction(async (trx) => {
       const row = await trx
         .selectFrom('signups')
@@ -178,7 +188,7 @@ export class AccountStore {
       const result = await this.createAccountIn(trx, 'free', email, DEFAULT_SCOPES);
       await trx.insertInto('signups').values({ address, create_time: this.clock.now(), account_id: result.account.id }).execute();
       return result;
-    });
+    }, { signal });
   }
 
   async getAccount(id: string): Promise<AccountRow | undefined> {

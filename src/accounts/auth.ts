@@ -28,9 +28,20 @@ function unauthenticated(reason: string, wwwError?: string): ServiceError {
   return new ServiceError('unauthenticated', reason, undefined, headers);
 }
 
-/** Resolve an `Authorization` header value to a principal, or throw 401. */
-export async function authenticate(header: string | undefined, store: AccountStore, clock: Clock): Promise<Principal> {
-  if (!header) throw unauthenticated('missing API key: send "Authorization: Bearer <API_KEY>"');
+/**
+ * Resolve an `Authorization` header value to a principal, or throw 401. `protocol` only shapes
+ * the message for a missing key: HTTP/2 (gRPC) drops a metadata value with a leading or trailing
+ * space on the way (RFC 9113 makes it malformed), so a key sent as `"Bearer fk_… "` arrives as no
+ * key at all, and the message says to look for that space.
+ */
+export async function authenticate(header: string | undefined, store: AccountStore, clock: Clock, protocol: 'grpc' | 'rest' = 'rest'): Promise<Principal> {
+  if (!header) {
+    throw unauthenticated(
+      protocol === 'grpc'
+        ? 'missing API key: send metadata "authorization: Bearer <API_KEY>" (a value with a leading or trailing space is dropped in transit: check for one)'
+        : 'missing API key: send "Authorization: Bearer <API_KEY>"',
+    );
+  }
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
   if (!match) throw unauthenticated('malformed Authorization header: expected "Bearer <API_KEY>"', 'invalid_request');
   const key = match[1];

@@ -3,13 +3,15 @@ import type { ApiKey } from '../../gen/forecast/v1/key_service.pb';
 import { KeyServiceService } from '../../gen/forecast/v1/key_service.pb';
 import { formatTime } from '../clock';
 import { accountOf } from '../rpc/context';
-import { invalidArgument, NotFoundError } from '../rpc/errors';
+import { invalidArgument, NotFoundError, quote } from '../rpc/errors';
 import { pageSize, splitPage, type CursorCodec } from '../rpc/pagination';
 import { bindService, type ServiceBinding } from '../rpc/registry';
 import type { AccountStore, KeyRow } from './account-store';
 import { DEFAULT_SCOPES, isScope, SCOPES, type Scope } from './tiers';
 
 const DEFAULT_GRACE_S = 86_400;
+/** Key ids are `key_` + a ULID; anything else (of any length) is refused before a look-up. */
+const KEY_ID = /^key_[0-9A-Za-z]{26}$/;
 const MAX_GRACE_S = 30 * 86_400;
 const MAX_LIFETIME_S = 10 * 365 * 86_400;
 
@@ -38,6 +40,7 @@ export function keyService(deps: { accounts: AccountStore; cursors: CursorCodec 
   const { accounts, cursors } = deps;
   const mustGet = async (accountId: string, keyId: string) => {
     if (!keyId) throw invalidArgument('key_id', 'is required');
+    if (!KEY_ID.test(keyId)) throw invalidArgument('key_id', `${quote(keyId)} is not a key id (key_ followed by 26 characters)`);
     const key = await accounts.getKey(accountId, keyId);
     if (!key) throw new NotFoundError('key', keyId);
     return key;
@@ -49,13 +52,13 @@ export function keyService(deps: { accounts: AccountStore; cursors: CursorCodec 
         const accountId = accountOf(ctx);
         const scopes: Scope[] = req.scopes.length === 0 ? [...DEFAULT_SCOPES] : [];
         req.scopes.forEach((s, i) => {
-          if (!isScope(s)) throw invalidArgument(`scopes[${i}]`, `${JSON.stringify(s)} is not a scope; scopes are ${SCOPES.join(', ')}`);
+          if (!isScope(s)) throw invalidArgument(`scopes[${i}]`, `${quote(s)} is not a scope; scopes are ${SCOPES.join(', ')}`);
           if (!scopes.includes(s)) scopes.push(s);
         });
         if (req.name.length > 100) throw invalidArgument('name', 'at most 100 characters');
         const life = seconds(req.expiresInSeconds, 'expires_in_seconds', MAX_LIFETIME_S);
         const now = ctx.clock.now();
-        const created = await accounts.createKey(accountId, scopes, life === 0 ? null : now + life * 1000, req.name);
+        const created = await accounts.createKey(accountId, scopes, life === 0 ? null : now + life * 1000, req.name, ctx.signal);
         return { key: toApiKey(created.key, now), apiKey: created.apiKey };
       },
     },
@@ -79,7 +82,8 @@ export function keyService(deps: { accounts: AccountStore; cursors: CursorCodec 
         const now = ctx.clock.now();
         if (toApiKey(key, now).state !== 'active') throw invalidArgument('key_id', `key ${key.id} is ${toApiKey(key, now).state}: only an active key can be rotated`);
         const grace = seconds(req.gracePeriodSeconds, 'grace_period_seconds', MAX_GRACE_S) || DEFAULT_GRACE_S;
-        const rotated = await accounts.rotateKey(accountId, key.id, now + grace * 1000);
+        const life = seconds(req.expiresInSeconds, 'expires_in_seconds', MAX_LIFETIME_S);
+        const rotated = await accounts.rotateKey(accountId, key.id, now + grace * 1000, life === 0 ? undefined : now + life * 1000, ctx.signal);
         if (!rotated) throw new NotFoundError('key', key.id);
         return { key: toApiKey(rotated.created.key, now), apiKey: rotated.created.apiKey, previous: toApiKey(rotated.previous, now) };
       },
@@ -89,7 +93,7 @@ export function keyService(deps: { accounts: AccountStore; cursors: CursorCodec 
       async handle(req, ctx) {
         const accountId = accountOf(ctx);
         await mustGet(accountId, req.keyId);
-        await accounts.revokeKey(accountId, req.keyId);
+        await accounts.revokeKey(accountId, req.keyId, ctx.signal);
         return { key: toApiKey((await accounts.getKey(accountId, req.keyId))!, ctx.clock.now()) };
       },
     },

@@ -74,7 +74,8 @@ export class UsageStore {
       if (batch.size === 0) return;
       try {
         await this.database.transaction(async (trx) => {
-          for (const [k, n] of batch) {
+          // In key order: replicas flushing the same accounts lock their rows in the same order (no deadlock).
+          for (const [k, n] of [...batch].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
             const [accountId, month] = k.split('\u0000');
             await sql`INSERT INTO usage (account_id, month, count) VALUES (${accountId}, ${month}, ${n})
               ON CONFLICT (account_id, month) DO UPDATE SET count = usage.count + ${n}`.execute(trx);
@@ -123,17 +124,30 @@ export function rateLimitHeaders(tier: Tier, used: number, now: number): Record<
   };
 }
 
+export interface QuotaOptions {
+  /**
+   * Methods that are not counted and never refused (reads of the account itself, API.md section
+   * 12), so a user over quota can still see their usage. They still carry the RateLimit headers.
+   */
+  readonly exempt?: (methodPath: string) => boolean;
+}
+
 /**
  * The quota interceptor: counts every authenticated call once (before it runs) and refuses it
- * with 429 `quota_exceeded` + `Retry-After` once the month's quota is used.
+ * with 429 `quota_exceeded` + `Retry-After` once the month's quota is used; exempt methods are
+ * neither counted nor refused.
  */
-export function quotaInterceptor(usage: UsageStore, clock: Clock): Interceptor {
-  return async ({ ctx }, next) => {
+export function quotaInterceptor(usage: UsageStore, clock: Clock, options: QuotaOptions = {}): Interceptor {
+  return async ({ ctx, entry }, next) => {
     const principal = ctx.principal;
     if (!principal) return next();
     const now = clock.now();
     const month = monthOf(now);
     const limit = TIERS[principal.tier].monthlyQuota;
+    if (options.exempt?.(entry.path)) {
+      if (limit !== null) for (const [k, v] of Object.entries(rateLimitHeaders(principal.tier, await usage.used(principal.accountId, month.key), now))) ctx.setHeader(k, v);
+      return next();
+    }
     const count = await usage.consume(principal.accountId, month.key, limit);
     if (count === undefined) {
       const retryAfter = Math.max(1, Math.ceil((month.end - now) / 1000));

@@ -6,7 +6,7 @@
  * `train_length`) is accepted too, as every series of the hierarchy (`hierarchySeries`).
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 
 /** One benchmark series. */
@@ -131,8 +131,15 @@ export function selectSeries<T extends { readonly group: string }>(all: readonly
     .slice(0, select.limit ?? Infinity);
 }
 
-/** The shared benchmark folder: `../shared/data` from the repo root (CI), else `/work/shared/data`. */
+/**
+ * The shared benchmark folder: `SHARED_DATA_DIR` if set, else `shared/data` beside the repository
+ * (found from this file, not the working directory). Throws naming the path when it is absent.
+ */
 export function sharedDataDir(): string {
-  const rel = resolve('../shared/data');
-  return existsSync(rel) ? rel : '/work/shared/data';
+  if (process.env.SHARED_DATA_DIR) return resolve(process.env.SHARED_DATA_DIR);
+  let dir = __dirname;
+  while (!existsSync(join(dir, 'package.json')) && dirname(dir) !== dir) dir = dirname(dir);
+  const data = resolve(dir, '..', 'shared', 'data');
+  if (!existsSync(data)) throw new Error(`benchmark data folder ${data} is missing (set SHARED_DATA_DIR to the shared/data folder)`);
+  return data;
 }

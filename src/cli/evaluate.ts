@@ -12,15 +12,12 @@
  */
 import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { Worker } from 'node:worker_threads';
 import { allowOnly, optionValue, parseArgs, UsageError, type ParsedArgs } from './args';
 import { loadBenchmark, selectSeries, type BenchmarkSeries, type SeriesSelection } from './evaluate-data';
 import { formatByHorizon, formatReports, modelReport, type FullModelReport } from './evaluate-report';
 import { evaluateSeries, PINBALL_PROBS, type SeriesResult } from './evaluate-series';
-import type { WorkerInput, WorkerMessage } from './evaluate-worker';
-import { workerScript } from '../worker-script';
-
-const BATCH = 4;
+import type { WorkerInput } from './evaluate-worker';
+import { progressPrinter, runWorkers } from './worker-batches';
 
 /** `forecast evaluate --help`. */
 export const USAGE = `usage: forecast evaluate --data FILE.jsonl [options]
@@ -74,7 +71,7 @@ export async function runEvaluation(
           progress(i + 1);
           return r;
         })
-      : await runWorkers(workerInput, series.length, Math.min(workers, series.length), progress);
+      : await runWorkers<SeriesResult>(__dirname, 'evaluate-worker', workerInput satisfies WorkerInput, series.length, Math.min(workers, series.length), progress);
   const cpu = process.cpuUsage(c0);
   const wallSeconds = (performance.now() - t0) / 1000;
   const reports = input.models.map((m, k) => modelReport(results, k, m));
@@ -150,57 +147,6 @@ export async function evaluateCommand(argv: string[]): Promise<number> {
     process.stdout.write(JSON.stringify(summary) + '\n');
   }
   return 0;
-}
-
-/** Distribute series indices over worker threads in small batches; results in input order. */
-function runWorkers(input: WorkerInput, n: number, count: number, progress: (done: number) => void): Promise<SeriesResult[]> {
-  const out = new Array<SeriesResult>(n);
-  let next = 0;
-  let done = 0;
-  return new Promise((resolvePromise, reject) => {
-    let live = count;
-    for (let w = 0; w < count; w++) {
-      const worker = new Worker(workerScript(__dirname, 'evaluate-worker'), { workerData: input });
-      let pending: number[] = [];
-      const feed = () => {
-        pending = [];
-        while (pending.length < BATCH && next < n) pending.push(next++);
-        worker.postMessage(pending.length > 0 ? pending : null);
-      };
-      worker.on('message', (msg: WorkerMessage) => {
-        if (msg.kind === 'results') {
-          msg.results.forEach((r, j) => (out[pending[j]] = r));
-          done += msg.results.length;
-          progress(done);
-        }
-        feed();
-      });
-      worker.on('error', reject);
-      worker.on('exit', (code) => {
-        if (code !== 0) reject(new Error(`evaluation worker exited with code ${code}`));
-        else if (--live === 0) resolvePromise(out);
-      });
-    }
-  });
-}
-
-/** `[done/total] elapsed, eta` on stderr when it is a TTY; `-1` clears the line. */
-function progressPrinter(total: number): (done: number) => void {
-  if (!process.stderr.isTTY) return () => {};
-  const start = performance.now();
-  let last = 0;
-  return (done) => {
-    if (done < 0) {
-      process.stderr.write('\r\x1b[K');
-      return;
-    }
-    const now = performance.now();
-    if (now - last < 200 && done < total) return;
-    last = now;
-    const el = (now - start) / 1000;
-    const eta = done > 0 ? (el * (total - done)) / done : 0;
-    process.stderr.write(`\r\x1b[K[${done}/${total}] ${el.toFixed(0)} s elapsed, ~${eta.toFixed(0)} s left`);
-  };
 }
 
 if (require.main === module) {

@@ -1,6 +1,6 @@
 /**
  * The `forecast` operator CLI: `serve`, `accounts create|set-tier`, `keys create|revoke`,
- * `evaluate`. Every command honours `DATABASE_URL` (and the rest of the environment config).
+ * `signing-keys rotate|list`, `manifests verify`, `evaluate`, `evaluate-hierarchy`, `webhooks listen`. Every command honours `DATABASE_URL` (and the rest of the environment config).
  */
 import { AccountStore } from '../accounts/account-store';
 import { DEFAULT_SCOPES, isScope, isTier, SCOPES, type Scope } from '../accounts/tiers';
@@ -8,7 +8,10 @@ import { systemClock } from '../clock';
 import { loadConfig } from '../config';
 import { openDatabase } from '../store/database';
 import { allowOnly, optionValue, parseArgs, UsageError, type ParsedArgs } from './args';
+import { manifestsCommand } from './manifests';
 import { serveCommand } from './serve';
+import { webhooksCommand } from './webhooks';
+import { signingKeysCommand } from './signing-keys';
 
 const USAGE = `usage: forecast <command> [options]
 
@@ -17,14 +20,79 @@ const USAGE = `usage: forecast <command> [options]
   accounts set-tier --account ACCT --tier free|pro|enterprise
   keys create --account ACCT [--scopes a,b] [--expires-in-days N] [--name N] [--json]
   keys revoke --account ACCT --key KEY_ID
+  signing-keys rotate [--json]          a new manifest signing key signs from now on (old keys stay published)
+  signing-keys list [--json]            the manifest signing keys (public parts only)
+  manifests verify FILE [--jwks FILE|URL]
+                                        verify a manifest or DSSE envelope (keys: --jwks, else the database's)
   evaluate --data FILE.jsonl [--models LIST] [--level 95] [--json] [--limit N]
+  evaluate-hierarchy --data FILE.json [--horizon H] [--json] [--workers N] [--draws K]
+  webhooks listen --secret whsec_… [--port N] [--host H] [--json]
+                                        receive webhooks, print the verified ones, refuse forged ones
 
 Environment: DATABASE_URL (default sqlite:./data/forecast.db), HTTP_PORT (8080), GRPC_PORT (50051),
-HOST (127.0.0.1), LOG_LEVEL (info).`;
+HOST (127.0.0.1), LOG_LEVEL (info), MASTER_KEY / MASTER_KEY_FILE (signing-keys rotate).`;
+
+/** Usage of each command and subcommand, printed by `--help` (or `-h`) anywhere in its arguments. */
+const HELP: Readonly<Record<string, string>> = {
+  serve: `usage: forecast serve [--init-local-account]
+
+Start the gRPC server and the REST gateway (addresses printed on start). SIGTERM or SIGINT drains
+in-flight calls (up to SHUTDOWN_GRACE_MS) and exits.
+
+  --init-local-account   on first start, create an enterprise account with all scopes and demo
+                         data, and print its API key once`,
+  accounts: `usage: forecast accounts <create|set-tier> [options]
+
+  create --tier free|pro|enterprise [--email E] [--json]   create an account and its first key
+  set-tier --account ACCT --tier free|pro|enterprise        change an account's tier`,
+  'accounts create': `usage: forecast accounts create --tier free|pro|enterprise [--email E] [--json]
+
+Create an account with a first API key (all scopes but keys:admin), printed once.
+
+  --tier    free (100 requests/month), pro (10,000) or enterprise (unlimited); required
+  --email   the account's email (unique); optional
+  --json    print {"account_id","api_key","key_id","tier"} as one JSON line`,
+  'accounts set-tier': `usage: forecast accounts set-tier --account ACCT --tier free|pro|enterprise
+
+Change an account's tier; it applies to the next request.`,
+  keys: `usage: forecast keys <create|revoke> [options]
+
+  create --account ACCT [--scopes a,b] [--expires-in-days N] [--name N] [--json]
+  revoke --account ACCT --key KEY_ID`,
+  'keys create': `usage: forecast keys create --account ACCT [--scopes a,b] [--expires-in-days N] [--name N] [--json]
+
+Create an API key for an account, printed once.
+
+  --scopes            comma-separated: forecast:read, data:write, audit, subscriptions, keys:admin
+                      (default: all but keys:admin)
+  --expires-in-days   lifetime in days (default: never expires)
+  --name              a name to recognise the key by
+  --json              print {"account_id","key_id","api_key","scopes"} as one JSON line`,
+  'keys revoke': `usage: forecast keys revoke --account ACCT --key KEY_ID
+
+Revoke a key immediately.`,
+};
+
+/** Whether `--help`/`-h` is among the arguments (before any `--`). */
+function wantsHelp(args: readonly string[]): boolean {
+  for (const a of args) {
+    if (a === '--') return false;
+    if (a === '--help' || a === '-h') return true;
+  }
+  return false;
+}
 
 /** Run the CLI; resolves the exit code. */
 export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const [command, sub, ...rest] = argv;
+  if (command !== 'evaluate' && command !== undefined && wantsHelp(argv.slice(1))) {
+    const known = sub !== undefined && HELP[`${command} ${sub}`] !== undefined ? `${command} ${sub}` : command;
+    const text = HELP[known];
+    if (text) {
+      process.stdout.write(text + '\n');
+      return 0;
+    }
+  }
   try {
     switch (command) {
       case 'serve':
@@ -33,10 +101,21 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
         return await accountsCommand(sub, parseArgs(rest, ['json']), env);
       case 'keys':
         return await keysCommand(sub, parseArgs(rest, ['json']), env);
+      case 'webhooks':
+        return await webhooksCommand(sub, parseArgs(rest, ['json']));
+      case 'signing-keys':
+        return await signingKeysCommand(argv.slice(1), env);
+      case 'manifests':
+        return await manifestsCommand(argv.slice(1), env);
       case 'evaluate': {
         // eslint-disable-next-line @typescript-eslint/no-require-imports
         const { evaluateCommand } = require('./evaluate') as { evaluateCommand(argv: string[]): Promise<number> };
         return await evaluateCommand(argv.slice(1));
+      }
+      case 'evaluate-hierarchy': {
+        // eslint-disable-next-line @typescript-eslint/no-require-imports
+        const { evaluateHierarchyCommand } = require('./evaluate-hierarchy') as { evaluateHierarchyCommand(argv: string[]): Promise<number> };
+        return await evaluateHierarchyCommand(argv.slice(1));
       }
       case undefined:
       case 'help':

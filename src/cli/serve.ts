@@ -4,10 +4,24 @@ import { SCOPES } from '../accounts/tiers';
 import type { Config } from '../config';
 import { allowOnly, type ParsedArgs } from './args';
 import { loadDemoData } from '../oracle/demo-data';
+import { createLogger } from '../log';
+import { installSafetyNet } from './safety-net';
 
 export async function serveCommand(args: ParsedArgs, config: Config): Promise<number> {
   allowOnly(args, ['init-local-account']);
-  const service = await startService(config);
+  const log = createLogger(config.logLevel);
+  installSafetyNet(process, log);
+  // Signals are taken from the very start: one that arrives while the service starts stops it as
+  // soon as it is up (without a handler, Node would die at once, without draining).
+  let stopRequested: string | undefined;
+  let shutdown = (reason: string) => void (stopRequested ??= reason);
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGHUP', () => shutdown('SIGHUP'));
+  // Started by `bin/forecast.js` (which re-executes itself with the server's V8 flags), we share an
+  // IPC channel with it: when it goes away, however it died, the server stops too.
+  if (process.send) process.once('disconnect', () => shutdown('launcher exited'));
+  const service = await startService(config, { log });
   const base = `http://${config.host}:${service.httpPort}`;
   const out: string[] = [
     `forecast service running`,
@@ -46,13 +60,18 @@ export async function serveCommand(args: ParsedArgs, config: Config): Promise<nu
   // A repeated signal (Ctrl-C reaches both `bin/forecast.js` and this process, which it forwards
   // to) must not cut the drain short: the first one starts it, later ones are ignored.
   let draining = false;
-  const shutdown = (signal: string) => {
+  shutdown = (reason: string) => {
     if (draining) return;
     draining = true;
-    process.stdout.write(`${signal}: draining in-flight calls…\n`);
-    service.stop().then(() => process.exit(0));
+    process.stdout.write(`${reason}: draining in-flight calls…\n`);
+    service.stop().then(
+      () => process.exit(0),
+      (error) => {
+        log.error('stopping failed', { error });
+        process.exit(1);
+      },
+    );
   };
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
-  process.on('SIGINT', () => shutdown('SIGINT'));
+  if (stopRequested) shutdown(stopRequested);
   return 0;
 }

@@ -48,6 +48,8 @@ export interface OriginScore {
   readonly spreads: Float64Array;
   /** Per step: the point forecast. */
   readonly means: Float64Array;
+  /** The forecast scored (set by `backtest`; hierarchical reconciliation re-scores it reconciled). */
+  readonly forecast?: PredictiveDistribution;
   /**
    * Per step: the distance from the mean to the central `level` interval's end on the actual's
    * side (NaN where the actual is missing). |error| / reach ≤ f exactly when the actual lies in
@@ -155,7 +157,8 @@ export function backtest(
       // slice, not subarray: a family may keep (or transform) the array it is given
       const fitted = fam.fit(all.slice(0, t), info, options.fitOptions);
       model = fitted.model;
-      origins.push(scoreForecast(fitted.forecast(h), actual, level, quantiles, t));
+      const forecast = fitted.forecast(h);
+      origins.push({ ...scoreForecast(forecast, actual, level, quantiles, t), forecast });
     } catch (err) {
       failures.push(`origin ${t}: ${err instanceof Error ? err.message : String(err)}`);
     }

@@ -198,6 +198,7 @@ export function ensembleFamily(
         model: label,
         params,
         nobs: Math.max(...fits.map((f) => f.nobs)),
+        fitted: combinedFitted(fits, weights, y.length),
         warnings,
         forecast(h: number): PredictiveDistribution {
           const forecasts = fits.map((f) => f.forecast(h));
@@ -225,4 +226,20 @@ export function ensembleFamily(
       };
     },
   };
+}
+
+/**
+ * In-sample one-step fitted values of the combination: the weighted mean of the members' (the
+ * combination's point forecast, applied in sample). Undefined unless every member has them at
+ * the series' length (why: a partial mean would mix different models from one time to the next).
+ */
+function combinedFitted(fits: readonly Fitted[], weights: readonly number[], n: number): Float64Array | undefined {
+  if (!fits.every((f) => f.fitted && f.fitted.length === n)) return undefined;
+  const total = weights.reduce((a, b) => a + b, 0);
+  const out = new Float64Array(n);
+  fits.forEach((f, k) => {
+    const w = weights[k] / total;
+    for (let t = 0; t < n; t++) out[t] += w * f.fitted![t];
+  });
+  return out;
 }

@@ -72,9 +72,28 @@ export interface ForecastResult {
   /** Backtest summary, when run. */
   readonly backtest: { readonly origins: number; readonly crps: number; readonly coverage: number; readonly baselineCrps: number } | null;
   readonly calibration: Pick<CalibrationPlan, 'method' | 'factor' | 'coverageBefore' | 'reason'> | null;
+  /**
+   * In-sample one-step fitted values, aligned with the input `y` (NaN where undefined), or null
+   * when the model has none. `y − fitted` are the residuals MinT reconciliation estimates its
+   * covariance from (`reconcile/`).
+   */
+  readonly fitted: Float64Array | null;
+  /**
+   * The backtest's forecasts, one per origin: `origin` indexes the input `y` (the first step
+   * forecast), `forecast` is the model's (uncalibrated, as scored for `confidence`), `baseline`
+   * the seasonal naive one when `confidence` ran. Empty without a backtest.
+   */
+  readonly backtestForecasts: readonly BacktestForecast[];
   readonly nobs: number;
   readonly horizon: number;
   readonly seed: number;
+}
+
+/** One backtest origin's forecasts (see `ForecastResult.backtestForecasts`). */
+export interface BacktestForecast {
+  readonly origin: number;
+  readonly forecast: PredictiveDistribution;
+  readonly baseline: PredictiveDistribution | null;
 }
 
 /** Validate and normalise the series: no ±Infinity; count data non-negative integers; leading NaN dropped. */
@@ -156,6 +175,15 @@ export function forecastSeries(y: Series, info: SeriesInfo, options: ForecastOpt
   // count data: discretise (round, censor at 0) after calibration, so the integer law is what users get
   if (info.kind === 'count') distribution = toCountDistribution(distribution);
   const confidence = bt && base ? confidenceScore(bt, base) : NaN;
+  // Positions in the input: checkSeries dropped the leading NaNs.
+  const lead = y.length - series.length;
+  const baselineAt = new Map((base?.origins ?? []).map((o) => [o.origin, o.forecast ?? null]));
+  const backtestForecasts = (bt?.origins ?? []).map((o) => ({ origin: o.origin + lead, forecast: o.forecast!, baseline: baselineAt.get(o.origin) ?? null }));
+  let fittedValues: Float64Array | null = null;
+  if (fitted.fitted && fitted.fitted.length === series.length) {
+    fittedValues = new Float64Array(y.length).fill(NaN);
+    fittedValues.set(fitted.fitted, lead);
+  }
   return {
     model: fitted.model,
     requestedModel: name,
@@ -166,6 +194,8 @@ export function forecastSeries(y: Series, info: SeriesInfo, options: ForecastOpt
     confidence: Number.isFinite(confidence) ? confidence : null,
     backtest: bt && bt.origins.length > 0 ? { origins: bt.origins.length, crps: bt.crps, coverage: bt.coverage, baselineCrps: base ? base.crps : NaN } : null,
     calibration,
+    fitted: fittedValues,
+    backtestForecasts,
     nobs: fitted.nobs,
     horizon: h,
     seed,

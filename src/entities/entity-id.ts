@@ -1,5 +1,5 @@
 /** Entity identifiers `<type>:<id>` and axis names (API.md section 5). */
-import { invalidArgument } from '../rpc/errors';
+import { invalidArgument, quote } from '../rpc/errors';
 
 const ENTITY = /^([a-z][a-z0-9_]{0,31}):([A-Za-z0-9._~-]{1,128})$/;
 const TYPE = /^[a-z][a-z0-9_]{0,31}$/;
@@ -12,7 +12,7 @@ export function parseEntityId(value: string, field = 'entity'): { entity: string
   if (!m) {
     throw invalidArgument(
       field,
-      `${JSON.stringify(value.slice(0, 200))} is not a valid entity: expected <type>:<id> with type [a-z][a-z0-9_]{0,31} and id [A-Za-z0-9._~-]{1,128}`,
+      `${quote(value)} is not a valid entity: expected <type>:<id> with type [a-z][a-z0-9_]{0,31} and id [A-Za-z0-9._~-]{1,128}`,
     );
   }
   return { entity: value, type: m[1] };
@@ -20,10 +20,10 @@ export function parseEntityId(value: string, field = 'entity'): { entity: string
 
 /** Check an entity type filter. */
 export function checkEntityType(value: string, field = 'type'): void {
-  if (!TYPE.test(value)) throw invalidArgument(field, `${JSON.stringify(value.slice(0, 100))} is not a valid type: expected [a-z][a-z0-9_]{0,31}`);
+  if (!TYPE.test(value)) throw invalidArgument(field, `${quote(value)} is not a valid type: expected [a-z][a-z0-9_]{0,31}`);
 }
 
 /** Check an axis name. */
 export function checkAxisName(value: string, field: string): void {
-  if (!AXIS.test(value)) throw invalidArgument(field, `${JSON.stringify(value.slice(0, 100))} is not a valid axis name: expected [a-z][a-z0-9_]{0,62}`);
+  if (!AXIS.test(value)) throw invalidArgument(field, `${quote(value)} is not a valid axis name: expected [a-z][a-z0-9_]{0,62}`);
 }

@@ -1,14 +1,14 @@
 /** EntityService: entities, relations, observations. Written once, served over gRPC and REST. */
-import type { Entity, Relation } from '../../gen/forecast/v1/entity.pb';
+import type { Entity } from '../../gen/forecast/v1/entity.pb';
 import { EntityServiceService } from '../../gen/forecast/v1/entity_service.pb';
 import { formatTime } from '../clock';
 import { accountOf, type CallContext } from '../rpc/context';
-import { invalidArgument, NotFoundError, ServiceError } from '../rpc/errors';
+import { invalidArgument, NotFoundError, ServiceError, quote } from '../rpc/errors';
 import type { CursorCodec } from '../rpc/pagination';
 import { pageSize, splitPage } from '../rpc/pagination';
 import { bindService, type ServiceBinding } from '../rpc/registry';
 import { checkEntityType, parseEntityId } from './entity-id';
-import type { EntityRecord, EntityStore, RelationRecord } from './entity-store';
+import type { EntityRecord, EntityStore } from './entity-store';
 import {
   checkAxes,
   checkParents,
@@ -19,10 +19,13 @@ import {
 } from './entity-validation';
 import { checkFrequency, defaultSeasonLength, parseTime } from './frequency';
 import type { IngestBatch, ObservationStore } from './observation-store';
+import { CONTAINS, relationEndpoints } from '../graph/relation-endpoints';
+import type { RelationStore } from '../graph/relation-store';
 
 export interface EntityServiceDeps {
   readonly entities: EntityStore;
   readonly observations: ObservationStore;
+  readonly relations: RelationStore;
   readonly cursors: CursorCodec;
 }
 
@@ -50,10 +53,6 @@ function buildEntityMessage(e: EntityRecord): Entity {
   };
 }
 
-function toRelationMessage(r: RelationRecord): Relation {
-  return { parent: r.parent, child: r.child, kind: r.kind, createTime: formatTime(r.createTime) };
-}
-
 /** An int64 request field (string under forceLong=string) as a non-negative safe integer. */
 function parseRevision(value: string, field: string): number {
   const n = Number(value || '0');
@@ -62,7 +61,7 @@ function parseRevision(value: string, field: string): number {
 }
 
 export function entityService(deps: EntityServiceDeps): ServiceBinding {
-  const { entities, observations, cursors } = deps;
+  const { entities, observations, relations, cursors } = deps;
 
   const mustGet = async (accountId: string, entity: string): Promise<EntityRecord> => {
     const found = await entities.get(accountId, entity);
@@ -90,6 +89,7 @@ export function entityService(deps: EntityServiceDeps): ServiceBinding {
         const parents = checkParents(req.parents, entity);
         const now = ctx.clock.now();
         await entities.database.transaction(async (trx) => {
+          if (parents.length > 0) await relations.lockKind(trx, accountId, CONTAINS);
           const existing = await entities.get(accountId, entity, trx);
           if (!existing && !frequency) throw invalidArgument('frequency', 'is required when creating an entity');
           const freq = frequency ?? existing!.frequency;
@@ -105,15 +105,15 @@ export function entityService(deps: EntityServiceDeps): ServiceBinding {
           const found = await entities.existing(trx, accountId, parents);
           for (const [i, p] of parents.entries()) {
             if (!found.has(p)) throw invalidArgument(`parents[${i}]`, `entity ${p} does not exist`);
-            if (await entities.reaches(trx, accountId, entity, p)) {
+            if (await relations.reaches(trx, accountId, entity, p, CONTAINS)) {
               throw invalidArgument(`parents[${i}]`, `${p} is contained in ${entity}: the relation would close a cycle`);
             }
           }
           const seasonLength = req.seasonLength || (existing && freq === existing.frequency ? existing.seasonLength : defaultSeasonLength(freq));
           await entities.upsertRow(trx, accountId, { entity, type, displayName: req.displayName, frequency: freq, seasonLength }, now);
           await entities.upsertAxes(trx, accountId, entity, axes);
-          for (const p of parents) await entities.addRelation(trx, accountId, p, entity, 'contains', now);
-        });
+          for (const p of parents) await relations.add(trx, accountId, p, entity, CONTAINS, now);
+        }, { signal: ctx.signal });
         return { entity: toEntityMessage(await mustGet(accountId, entity)) };
       },
     },
@@ -146,7 +146,7 @@ export function entityService(deps: EntityServiceDeps): ServiceBinding {
       access: 'data:write',
       async handle(req, ctx) {
         const { entity } = parseEntityId(req.entity);
-        if (!(await entities.delete(accountOf(ctx), entity))) throw new NotFoundError('entity', entity);
+        if (!(await entities.delete(accountOf(ctx), entity, ctx.signal))) throw new NotFoundError('entity', entity);
         return { entity, deleted: true };
       },
     },
@@ -163,7 +163,7 @@ export function entityService(deps: EntityServiceDeps): ServiceBinding {
         }
         const record = await mustGet(accountId, entity);
         const rows = checkRows(req.observations, rowContext(record), 'observations', new Map(), entity);
-        const result = await observations.ingest(accountId, [{ entity, rows }], ctx.clock.now());
+        const result = await observations.ingest(accountId, [{ entity, field: 'observations', rows }], ctx.clock.now(), ctx.signal);
         return { entity, revision: String(result.revision), accepted: result.accepted, corrections: result.corrections };
       },
     },
@@ -193,10 +193,10 @@ export function entityService(deps: EntityServiceDeps): ServiceBinding {
             rc = rowContext(record);
             known.set(entity, rc);
           }
-          batches.push({ entity, rows: checkRows(req.observations, rc, `${at}.observations`, seen, entity) });
+          batches.push({ entity, field: `${at}.observations`, rows: checkRows(req.observations, rc, `${at}.observations`, seen, entity) });
         }
         if (messages === 0) throw invalidArgument('messages', 'the stream carried no request');
-        const result = await observations.ingest(accountId, batches, ctx.clock.now());
+        const result = await observations.ingest(accountId, batches, ctx.clock.now(), ctx.signal);
         return { revision: String(result.revision), accepted: result.accepted, corrections: result.corrections, messages };
       },
     },
@@ -208,7 +208,7 @@ export function entityService(deps: EntityServiceDeps): ServiceBinding {
         const { entity } = parseEntityId(req.entity);
         const record = await mustGet(accountId, entity);
         if (req.axis && !record.axes.some((a) => a.name === req.axis)) {
-          throw invalidArgument('axis', `entity ${entity} has no axis ${JSON.stringify(req.axis.slice(0, 80))}`);
+          throw invalidArgument('axis', `entity ${entity} has no axis ${quote(req.axis)}`);
         }
         const start = req.start ? parseTime(req.start, 'start') : undefined;
         const end = req.end ? parseTime(req.end, 'end') : undefined;
@@ -222,7 +222,7 @@ export function entityService(deps: EntityServiceDeps): ServiceBinding {
           asOf = pos.r;
           after = [pos.a, pos.t];
         } else {
-          const latest = await observations.latestRevision();
+          const latest = await observations.latestRevision(accountId);
           if (requested > latest) throw invalidArgument('as_of_revision', `${requested} is newer than the latest revision ${latest}`);
           asOf = requested || latest;
         }
@@ -237,27 +237,7 @@ export function entityService(deps: EntityServiceDeps): ServiceBinding {
       },
     },
 
-    createRelation: {
-      access: 'data:write',
-      async handle(req, ctx) {
-        const accountId = accountOf(ctx);
-        const { entity: parent } = parseEntityId(req.parent, 'parent');
-        const { entity: child } = parseEntityId(req.child, 'child');
-        const kind = req.kind || 'contains';
-        if (kind !== 'contains') throw invalidArgument('kind', `${JSON.stringify(req.kind)} is not supported: only contains`);
-        if (parent === child) throw invalidArgument('child', 'must differ from parent');
-        const relation = await entities.database.transaction(async (trx) => {
-          const found = await entities.existing(trx, accountId, [parent, child]);
-          if (!found.has(parent)) throw invalidArgument('parent', `entity ${parent} does not exist`);
-          if (!found.has(child)) throw invalidArgument('child', `entity ${child} does not exist`);
-          if (await entities.reaches(trx, accountId, child, parent)) {
-            throw invalidArgument('child', `${child} contains ${parent}: the relation would close a cycle`);
-          }
-          return entities.addRelation(trx, accountId, parent, child, kind, ctx.clock.now());
-        });
-        return { relation: toRelationMessage(relation) };
-      },
-    },
+    ...relationEndpoints(deps),
   });
 }
 

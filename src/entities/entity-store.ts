@@ -1,5 +1,4 @@
 /** Storage of entities, their axes and relations. Every query is scoped by account. */
-import { sql } from 'kysely';
 import { jsonArrayFrom as postgresJsonArrayFrom } from 'kysely/helpers/postgres';
 import { jsonArrayFrom as sqliteJsonArrayFrom } from 'kysely/helpers/sqlite';
 import type { Database, Queryable } from '../store/database';
@@ -40,13 +39,6 @@ export interface EntityRecord {
   readonly parents: readonly string[];
   readonly createTime: number;
   readonly updateTime: number;
-}
-
-export interface RelationRecord {
-  readonly parent: string;
-  readonly child: string;
-  readonly kind: string;
-  readonly createTime: number;
 }
 
 export class EntityStore {
@@ -103,6 +95,18 @@ export class EntityStore {
     if (type) query = query.where('type', '=', type);
     if (after !== undefined) query = query.where('entity', '>', after);
     return this.hydrate(q, accountId, await query.orderBy('entity').limit(limit).execute());
+  }
+
+  /** Several entities of the account with axes and parents (absent ones are left out), in no particular order. */
+  async getMany(accountId: string, entities: readonly string[]): Promise<EntityRecord[]> {
+    const q = this.database.db;
+    const out: EntityRecord[] = [];
+    // chunks of 500: well under SQLite's and PostgreSQL's parameter limits
+    for (let i = 0; i < entities.length; i += 500) {
+      const rows = await q.selectFrom('entities').selectAll().where('account_id', '=', accountId).where('entity', 'in', entities.slice(i, i + 500)).execute();
+      out.push(...(await this.hydrate(q, accountId, rows)));
+    }
+    return out;
   }
 
   /** Attach axes and parents to entity rows with two queries for the whole set. */
@@ -173,40 +177,8 @@ export class EntityStore {
     return new Set(rows.map((r) => r.entity));
   }
 
-  /** True if `descendant` is reachable from `ancestor` by `contains` edges (or is it). */
-  async reaches(q: Queryable, accountId: string, ancestor: string, descendant: string): Promise<boolean> {
-    if (ancestor === descendant) return true;
-    // UNION (not UNION ALL) makes the recursion stop on cycles; there are none, but be safe.
-    const res = await sql<{ hit: number }>`
-      WITH RECURSIVE down(e) AS (
-        SELECT child FROM relations WHERE account_id = ${accountId} AND parent = ${ancestor} AND kind = 'contains'
-        UNION
-        SELECT r.child FROM relations r JOIN down ON r.parent = down.e WHERE r.account_id = ${accountId} AND r.kind = 'contains'
-      )
-      SELECT 1 AS hit FROM down WHERE e = ${descendant} LIMIT 1`.execute(q);
-    return res.rows.length > 0;
-  }
-
-  /** Insert a relation if absent; returns the stored relation. */
-  async addRelation(q: Queryable, accountId: string, parent: string, child: string, kind: string, now: number): Promise<RelationRecord> {
-    await q
-      .insertInto('relations')
-      .values({ account_id: accountId, parent, child, kind, create_time: now })
-      .onConflict((oc) => oc.columns(['account_id', 'parent', 'child', 'kind']).doNothing())
-      .execute();
-    const row = await q
-      .selectFrom('relations')
-      .selectAll()
-      .where('account_id', '=', accountId)
-      .where('parent', '=', parent)
-      .where('child', '=', child)
-      .where('kind', '=', kind)
-      .executeTakeFirstOrThrow();
-    return { parent: row.parent, child: row.child, kind: row.kind, createTime: row.create_time };
-  }
-
-  /** Delete an entity and everything that hangs off it. False if it did not exist. */
-  async delete(accountId: string, entity: string): Promise<boolean> {
+  /** Delete an entity and everything that hangs off it. False if it did not exist. Not committed once `signal` aborted. */
+  async delete(accountId: string, entity: string, signal?: AbortSignal): Promise<boolean> {
     return this.database.transaction(async (trx) => {
       await trx.deleteFrom('observations').where('account_id', '=', accountId).where('entity', '=', entity).execute();
       await trx.deleteFrom('axes').where('account_id', '=', accountId).where('entity', '=', entity).execute();
@@ -217,7 +189,7 @@ export class EntityStore {
         .execute();
       const res = await trx.deleteFrom('entities').where('account_id', '=', accountId).where('entity', '=', entity).executeTakeFirst();
       return Number(res.numDeletedRows) > 0;
-    });
+    }, { signal });
   }
 }
 

@@ -1,6 +1,6 @@
 /** Validation of entity definitions and observation rows: every problem names its field. */
 import type { Axis, Observation } from '../../gen/forecast/v1/entity.pb';
-import { invalidArgument } from '../rpc/errors';
+import { invalidArgument, quote } from '../rpc/errors';
 import { checkAxisName, parseEntityId } from './entity-id';
 import type { AxisKind, AxisRecord } from './entity-store';
 import { gridOf, indexOf, parseTime, type Frequency } from './frequency';
@@ -9,6 +9,10 @@ export const MAX_AXES = 32;
 export const MAX_PARENTS = 32;
 export const MAX_OBSERVATIONS_PER_REQUEST = 10_000;
 export const MAX_OBSERVATIONS_PER_STREAM = 1_000_000;
+/** Earliest observation time accepted (inclusive): 1900-01-01T00:00:00Z. */
+export const MIN_OBSERVATION_TIME = Date.UTC(1900, 0, 1);
+/** Latest observation time accepted (exclusive): 2200-01-01T00:00:00Z. */
+export const END_OBSERVATION_TIME = Date.UTC(2200, 0, 1);
 
 /** Axes of a CreateEntity request, checked: names valid and unique, units short, kinds known. */
 export function checkAxes(axes: readonly Axis[]): AxisRecord[] {
@@ -16,11 +20,11 @@ export function checkAxes(axes: readonly Axis[]): AxisRecord[] {
   const seen = new Set<string>();
   return axes.map((a, i) => {
     checkAxisName(a.name, `axes[${i}].name`);
-    if (seen.has(a.name)) throw invalidArgument(`axes[${i}].name`, `duplicate axis ${JSON.stringify(a.name)}`);
+    if (seen.has(a.name)) throw invalidArgument(`axes[${i}].name`, `duplicate axis ${quote(a.name)}`);
     seen.add(a.name);
     if (a.unit.length > 32) throw invalidArgument(`axes[${i}].unit`, 'at most 32 characters');
     const kind = (a.kind || 'continuous') as AxisKind;
-    if (kind !== 'continuous' && kind !== 'count') throw invalidArgument(`axes[${i}].kind`, `${JSON.stringify(a.kind)} is not one of continuous, count`);
+    if (kind !== 'continuous' && kind !== 'count') throw invalidArgument(`axes[${i}].kind`, `${quote(a.kind)} is not one of continuous, count`);
     return { name: a.name, unit: a.unit, kind };
   });
 }
@@ -32,7 +36,7 @@ export function checkParents(parents: readonly string[], self: string): string[]
   parents.forEach((p, i) => {
     parseEntityId(p, `parents[${i}]`);
     if (p === self) throw invalidArgument(`parents[${i}]`, 'an entity cannot contain itself');
-    if (seen.has(p)) throw invalidArgument(`parents[${i}]`, `duplicate parent ${JSON.stringify(p)}`);
+    if (seen.has(p)) throw invalidArgument(`parents[${i}]`, `duplicate parent ${quote(p)}`);
     seen.add(p);
   });
   return parents.slice();
@@ -60,9 +64,12 @@ export function checkRows(
     const at = `${field}[${i}]`;
     const kind = ctx.axes.get(o.axis);
     if (!o.axis) throw invalidArgument(`${at}.axis`, 'is required');
-    if (kind === undefined) throw invalidArgument(`${at}.axis`, `entity ${entity} has no axis ${JSON.stringify(o.axis.slice(0, 80))}`);
+    if (kind === undefined) throw invalidArgument(`${at}.axis`, `entity ${entity} has no axis ${quote(o.axis)}`);
     if (!o.time) throw invalidArgument(`${at}.time`, 'is required');
     const time = parseTime(o.time, `${at}.time`);
+    if (time < MIN_OBSERVATION_TIME || time >= END_OBSERVATION_TIME) {
+      throw invalidArgument(`${at}.time`, `${o.time.slice(0, 40)} is outside the supported range 1900-01-01T00:00:00Z to 2200-01-01T00:00:00Z (exclusive)`);
+    }
     if (indexOf(ctx.frequency, time) === undefined) {
       throw invalidArgument(`${at}.time`, `${o.time} is not on the ${ctx.frequency} grid of ${entity} (${gridOf(ctx.frequency)})`);
     }

@@ -3,7 +3,7 @@
  * the grid, so each series is regular and a step index (`indexOf`) numbers its periods: the
  * engine sees a gap as a missing value, never as a shorter series.
  */
-import { invalidArgument } from '../rpc/errors';
+import { invalidArgument, quote } from '../rpc/errors';
 
 export type Frequency = 'PT1M' | 'PT5M' | 'PT10M' | 'PT15M' | 'PT30M' | 'PT1H' | 'P1D' | 'P1W' | 'P1M' | 'P3M' | 'P1Y';
 
@@ -45,7 +45,7 @@ export function isFrequency(value: string): value is Frequency {
 
 /** Check a frequency; throws 400 naming `field`. */
 export function checkFrequency(value: string, field = 'frequency'): Frequency {
-  if (!isFrequency(value)) throw invalidArgument(field, `${JSON.stringify(value.slice(0, 40))} is not supported: use one of ${FREQUENCY_NAMES.join(', ')}`);
+  if (!isFrequency(value)) throw invalidArgument(field, `${quote(value)} is not supported: use one of ${FREQUENCY_NAMES.join(', ')}`);
   return value;
 }
 
@@ -91,13 +91,13 @@ export function parseTime(value: string, field: string): number {
   const m = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/.exec(value);
   const ms = m ? Date.parse(value.toUpperCase()) : NaN;
   if (!m || Number.isNaN(ms) || Number(m[2]) > 12 || Number(m[3]) > 31 || Number(m[4]) > 23 || Number(m[5]) > 59 || Number(m[6]) > 59) {
-    throw invalidArgument(field, `${JSON.stringify(String(value).slice(0, 60))} is not an RFC 3339 timestamp (e.g. 2026-01-31T00:00:00Z)`);
+    throw invalidArgument(field, `${quote(String(value))} is not an RFC 3339 timestamp (e.g. 2026-01-31T00:00:00Z)`);
   }
   // Date.parse rolls 2026-02-31 over to March: refuse dates that do not exist.
   const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
   const check = new Date(Date.UTC(y, mo - 1, d));
   if (check.getUTCMonth() !== mo - 1 || check.getUTCDate() !== d) {
-    throw invalidArgument(field, `${JSON.stringify(value)} is not a valid date`);
+    throw invalidArgument(field, `${quote(value)} is not a valid date`);
   }
   return ms;
 }

@@ -1,10 +1,23 @@
 /**
- * Storage of observations with data revisions. Every accepted batch gets the next revision;
- * a value for an existing (axis, time) is a correction stored beside the old one, so a read
- * "as of" revision R sees, for each (axis, time), the newest value recorded at or before R.
+ * Storage of observations with data revisions. Every accepted batch gets the account's next
+ * revision (a counter per account, `accounts.data_revision`, incremented in the ingest's own
+ * transaction: strictly increasing per account, exact under concurrency — on PostgreSQL the
+ * counter row's lock orders concurrent ingests of one account — and telling no account anything
+ * about another's activity). A value for an existing (axis, time) is a correction stored beside
+ * the old one, so a read "as of" revision R sees, for each (axis, time), the newest value
+ * recorded at or before R.
  */
-import type { Database } from '../store/database';
+import type { Transaction } from 'kysely';
+import type { Database, Queryable } from '../store/database';
+import { KeyedMutex } from '../store/keyed-mutex';
 import { prepared } from '../store/prepared';
+import type { Schema } from '../store/schema';
+import { invalidArgument } from '../rpc/errors';
+import { formatTime } from '../clock';
+import { indexOf, type Frequency } from './frequency';
+
+/** Most grid steps one axis may span, first to last observation (a 10-year hourly series is ~87,600). */
+export const MAX_AXIS_SPAN_STEPS = 200_000;
 
 /** One observation as stored. */
 export interface ObservationRecord {
@@ -17,12 +30,15 @@ export interface ObservationRecord {
 /** Observations of one entity in one ingest. */
 export interface IngestBatch {
   readonly entity: string;
+  /** How the request names these rows (`observations` → `observations[3].time`); default `observations`. */
+  readonly field?: string;
   readonly rows: readonly { readonly axis: string; readonly time: number; readonly value: number }[];
 }
 
 export interface IngestResult {
   readonly revision: number;
   readonly accepted: number;
+  /** Rows for an (axis, time) that already had a value (identical or not): each supersedes it. */
   readonly corrections: number;
 }
 
@@ -37,6 +53,15 @@ export interface ListFilter {
   readonly limit: number;
 }
 
+/**
+ * Told about every accepted ingest inside its transaction, after its rows are written (e.g. the
+ * drift outbox of `subscriptions/`): what it writes commits or rolls back with the ingest.
+ */
+export type IngestListener = (
+  trx: Transaction<Schema>,
+  ingest: { readonly accountId: string; readonly revision: number; readonly entities: readonly string[]; readonly now: number },
+) => Promise<void>;
+
 /** Rows per INSERT statement (6 parameters each, well under SQLite's and PostgreSQL's limits). */
 const CHUNK = 500;
 
@@ -44,64 +69,93 @@ export class ObservationStore {
   /** Read on every oracle query: prepared once (store/prepared.ts). */
   private readonly latest;
   private readonly newest;
+  private readonly accountWrites = new KeyedMutex();
+  private readonly listeners: IngestListener[] = [];
 
   constructor(private readonly database: Database) {
     const db = database.db;
-    this.latest = prepared<Record<string, never>, { r: number | null }>(database, () => db.selectFrom('revisions').select((eb) => eb.fn.max('revision').as('r')));
+    this.latest = prepared<{ account: string }, { r: number | null }>(database, (p) => db.selectFrom('accounts').select('data_revision as r').where('id', '=', p.account));
     this.newest = prepared<{ account: string; entity: string }, { r: number | null }>(database, (p) =>
       db.selectFrom('observations').select((eb) => eb.fn.max('revision').as('r')).where('account_id', '=', p.account).where('entity', '=', p.entity),
     );
   }
 
-  /** Store all batches in one transaction as one revision (all or nothing). */
-  async ingest(accountId: string, batches: readonly IngestBatch[], now: number): Promise<IngestResult> {
-    const accepted = batches.reduce((n, b) => n + b.rows.length, 0);
-    return this.database.transaction(async (trx) => {
-      const { revision } = await trx
-        .insertInto('revisions')
-        .values({ account_id: accountId, create_time: now, observation_count: accepted })
-        .returning('revision')
-        .executeTakeFirstOrThrow();
-      let corrections = 0;
-      for (const batch of batches) {
-        for (let i = 0; i < batch.rows.length; i += CHUNK) {
-          const chunk = batch.rows.slice(i, i + CHUNK).map((r) => ({
-            account_id: accountId,
-            entity: batch.entity,
-            axis: r.axis,
-            time: r.time,
-            revision: Number(revision),
-            value: r.value,
-          }));
-          await trx.insertInto('observations').values(chunk).execute();
-        }
-        const { n } = await trx
-          .selectFrom('observations as o')
-          .select((eb) => eb.fn.countAll<number>().as('n'))
-          .where('o.account_id', '=', accountId)
-          .where('o.entity', '=', batch.entity)
-          .where('o.revision', '=', Number(revision))
-          .where(({ exists, selectFrom }) =>
-            exists(
-              selectFrom('observations as p')
-                .select('p.time')
-                .whereRef('p.account_id', '=', 'o.account_id')
-                .whereRef('p.entity', '=', 'o.entity')
-                .whereRef('p.axis', '=', 'o.axis')
-                .whereRef('p.time', '=', 'o.time')
-                .whereRef('p.revision', '<', 'o.revision'),
-            ),
-          )
-          .executeTakeFirstOrThrow();
-        corrections += Number(n);
-      }
-      return { revision: Number(revision), accepted, corrections };
-    });
+  /** Call `listener` inside every ingest transaction from now on. */
+  onIngest(listener: IngestListener): void {
+    this.listeners.push(listener);
   }
 
-  /** The newest revision that exists (0 before any ingest). */
-  async latestRevision(): Promise<number> {
-    const [row] = await this.latest({});
+  /**
+   * Store all batches in one transaction as one revision (all or nothing; not committed once
+   * `signal` aborted). An axis that would span more than `MAX_AXIS_SPAN_STEPS` with its stored
+   * observations is refused with 400 naming the row that stretches it.
+   */
+  async ingest(accountId: string, batches: readonly IngestBatch[], now: number, signal?: AbortSignal): Promise<IngestResult> {
+    const accepted = batches.reduce((n, b) => n + b.rows.length, 0);
+    const ranges = axisRanges(batches);
+    // Concurrent ingests of one account take their revisions in commit order: the counter's
+    // UPDATE locks the account row until the commit on PostgreSQL (across replicas; SQLite's single
+    // writer already orders them), so a read as of revision R, once R is acknowledged, never gains
+    // an earlier revision later. In this process they queue before taking a connection (`KeyedMutex`).
+    return this.accountWrites.run(accountId, () =>
+      this.database.transaction(async (trx) => {
+        const { data_revision: revision } = await trx
+          .updateTable('accounts')
+          .set((eb) => ({ data_revision: eb('data_revision', '+', 1) }))
+          .where('id', '=', accountId)
+          .returning('data_revision')
+          .executeTakeFirstOrThrow();
+        await checkSpans(trx, accountId, ranges);
+        await trx.insertInto('revisions').values({ account_id: accountId, revision, create_time: now, observation_count: accepted }).execute();
+        for (const batch of batches) {
+          for (let i = 0; i < batch.rows.length; i += CHUNK) {
+            const chunk = batch.rows.slice(i, i + CHUNK).map((r) => ({
+              account_id: accountId,
+              entity: batch.entity,
+              axis: r.axis,
+              time: r.time,
+              revision: Number(revision),
+              value: r.value,
+            }));
+            await trx.insertInto('observations').values(chunk).execute();
+          }
+        }
+        // Corrections: (axis, time) groups, up to this revision, whose newest value is this
+        // revision's and that hold an older one. Counted once per (entity, axis) after every batch
+        // is in, over the time range this ingest touched: one ordered range scan of the primary
+        // key, whose cost never depends on planner statistics (a correlated EXISTS per new row took
+        // PostgreSQL 4 s for 2,000 rows, 60 s for 6,000, on tables not yet analysed).
+        let corrections = 0;
+        for (const { entity, axis, min, max } of ranges) {
+          const { n } = await trx
+            .selectFrom((eb) =>
+              eb
+                .selectFrom('observations')
+                .select('time')
+                .where('account_id', '=', accountId)
+                .where('entity', '=', entity)
+                .where('axis', '=', axis)
+                .where('time', '>=', min.time)
+                .where('time', '<=', max.time)
+                .where('revision', '<=', Number(revision))
+                .groupBy('time')
+                .having((h) => h.fn.max('revision'), '=', Number(revision))
+                .having((h) => h.fn.countAll(), '>', 1)
+                .as('corrected'),
+            )
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .executeTakeFirstOrThrow();
+          corrections += Number(n);
+        }
+        for (const listener of this.listeners) await listener(trx, { accountId, revision: Number(revision), entities: batches.map((b) => b.entity), now });
+        return { revision: Number(revision), accepted, corrections };
+      }, { signal }),
+    );
+  }
+
+  /** The account's newest revision (0 before its first ingest). */
+  async latestRevision(accountId: string): Promise<number> {
+    const [row] = await this.latest({ account: accountId });
     return Number(row?.r ?? 0);
   }
 
@@ -153,5 +207,70 @@ export class ObservationStore {
     }
     const rows = await q.orderBy('o.axis').orderBy('o.time').limit(filter.limit).execute();
     return rows.map((r) => ({ axis: r.axis, time: Number(r.time), value: Number(r.value), revision: Number(r.revision) }));
+  }
+}
+
+/** One end of an axis's range in an ingest: the time and how the request names its row. */
+interface End {
+  readonly time: number;
+  readonly name: string;
+}
+
+/** An (entity, axis) an ingest touches, with its earliest and latest new row. */
+interface AxisRange {
+  readonly entity: string;
+  readonly axis: string;
+  min: End;
+  max: End;
+}
+
+/** The (entity, axis) pairs of an ingest, each with its earliest and latest new row. */
+function axisRanges(batches: readonly IngestBatch[]): AxisRange[] {
+  const ranges = new Map<string, AxisRange>();
+  for (const b of batches) {
+    b.rows.forEach((r, i) => {
+      const key = `${b.entity}\u0000${r.axis}`;
+      const end = { time: r.time, name: `${b.field ?? 'observations'}[${i}].time` };
+      const range = ranges.get(key);
+      if (!range) ranges.set(key, { entity: b.entity, axis: r.axis, min: end, max: end });
+      else {
+        if (r.time < range.min.time) range.min = end;
+        if (r.time > range.max.time) range.max = end;
+      }
+    });
+  }
+  return [...ranges.values()];
+}
+
+/**
+ * Refuse an ingest that would make an axis span more than `MAX_AXIS_SPAN_STEPS` grid steps with
+ * what is stored (the forecaster cannot use such a series), naming the new row at the far end.
+ */
+async function checkSpans(q: Queryable, accountId: string, ranges: readonly AxisRange[]): Promise<void> {
+  const frequencies = new Map<string, Frequency>();
+  for (const a of ranges) {
+    let frequency = frequencies.get(a.entity);
+    if (!frequency) {
+      const row = await q.selectFrom('entities').select('frequency').where('account_id', '=', accountId).where('entity', '=', a.entity).executeTakeFirstOrThrow();
+      frequencies.set(a.entity, (frequency = row.frequency as Frequency));
+    }
+    const stored = await q
+      .selectFrom('observations')
+      .select((eb) => [eb.fn.min('time').as('first'), eb.fn.max('time').as('last')])
+      .where('account_id', '=', accountId)
+      .where('entity', '=', a.entity)
+      .where('axis', '=', a.axis)
+      .executeTakeFirst();
+    const first = stored?.first == null ? a.min.time : Math.min(Number(stored.first), a.min.time);
+    const last = stored?.last == null ? a.max.time : Math.max(Number(stored.last), a.max.time);
+    const span = indexOf(frequency, last)! - indexOf(frequency, first)! + 1;
+    if (span > MAX_AXIS_SPAN_STEPS) {
+      // Name the new row that stretches it: the earliest if it lies before what is stored, else the latest.
+      const row = stored?.first != null && a.min.time < Number(stored.first) ? a.min : a.max;
+      throw invalidArgument(
+        row.name,
+        `${formatTime(row.time)} would make axis ${a.axis} of ${a.entity} span ${span} ${frequency} steps (${formatTime(first)} to ${formatTime(last)}); at most ${MAX_AXIS_SPAN_STEPS} are allowed`,
+      );
+    }
   }
 }

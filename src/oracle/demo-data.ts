@@ -6,6 +6,7 @@
 import { Rng } from '../engine/rng';
 import type { EntityStore } from '../entities/entity-store';
 import type { ObservationStore } from '../entities/observation-store';
+import { RelationStore } from '../graph/relation-store';
 import type { Database } from '../store/database';
 
 const DAY = 86_400_000;
@@ -30,15 +31,19 @@ const STORES: readonly StoreShape[] = [
 /** Create the demo entities and observations in the account (one revision per entity). */
 export async function loadDemoData(accountId: string, database: Database, entities: EntityStore, observations: ObservationStore, now: number): Promise<string[]> {
   const created: string[] = [];
+  const relations = new RelationStore(database);
+  const storeAxes = [
+    { name: 'demand', unit: 'units', kind: 'count' as const },
+    { name: 'revenue', unit: 'EUR', kind: 'continuous' as const },
+  ];
   await database.transaction(async (trx) => {
+    // The region has the stores' axes but no observations: a `depth` query forecasts it from them.
     await entities.upsertRow(trx, accountId, { entity: 'region:eu', type: 'region', displayName: 'Europe', frequency: 'P1D', seasonLength: 7 }, now);
+    await entities.upsertAxes(trx, accountId, 'region:eu', storeAxes);
     for (const s of STORES) {
       await entities.upsertRow(trx, accountId, { entity: s.entity, type: 'store', displayName: s.name, frequency: 'P1D', seasonLength: 7 }, now);
-      await entities.upsertAxes(trx, accountId, s.entity, [
-        { name: 'demand', unit: 'units', kind: 'count' },
-        { name: 'revenue', unit: 'EUR', kind: 'continuous' },
-      ]);
-      await entities.addRelation(trx, accountId, 'region:eu', s.entity, 'contains', now);
+      await entities.upsertAxes(trx, accountId, s.entity, storeAxes);
+      await relations.add(trx, accountId, 'region:eu', s.entity, 'contains', now);
     }
     await entities.upsertRow(trx, accountId, { entity: 'server:api-1', type: 'server', displayName: 'API server 1', frequency: 'PT1H', seasonLength: 24 }, now);
     await entities.upsertAxes(trx, accountId, 'server:api-1', [{ name: 'cpu', unit: 'percent', kind: 'continuous' }]);

@@ -1,5 +1,6 @@
 /** The messages between the oracle and its forecast workers (structured-clone safe). */
 import type { Params, SeriesInfo } from '../engine/types';
+import type { DetailRequest, NodeDetail } from '../graph/node-detail';
 import type { StepSummary } from './summary';
 
 /** One series to forecast and what to report about it. */
@@ -14,6 +15,13 @@ export interface ForecastJob {
   /** Thresholds (undefined = default) and quantile levels for the summary. */
   readonly thresholds?: readonly number[];
   readonly levels: readonly number[];
+  /**
+   * Fit anew and answer from nothing cached (forensics replays): no summary or fit cache is
+   * read or written and no identical job in flight is joined. Default false.
+   */
+  readonly fresh?: boolean;
+  /** Also answer the detail hierarchical reconciliation needs (`graph/node-detail.ts`). */
+  readonly detail?: DetailRequest;
 }
 
 /** What a worker answers. */
@@ -28,6 +36,8 @@ export interface ForecastJobResult {
   readonly summary: StepSummary;
   /** True when this job fitted the model (false: the worker's fit cache had it). */
   readonly fitted: boolean;
+  /** When the job asked for it. */
+  readonly detail?: NodeDetail;
 }
 
 /** An engine error carried across the thread boundary (classes do not survive structured clone). */

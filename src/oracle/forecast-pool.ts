@@ -29,6 +29,8 @@ export interface PoolStats {
   summaryHits: number;
   /** Jobs that joined an identical job in flight. */
   joined: number;
+  /** Idle workers that finished their warm-up (see forecast-worker.ts). */
+  warmups: number;
 }
 
 const SUMMARY_CACHE_SIZE = 2048;
@@ -38,7 +40,7 @@ export class ForecastPool {
   private readonly inflight = new Map<string, Promise<ForecastJobResult>>();
   private readonly summaries = new Map<string, ForecastJobResult>();
   private nextId = 1;
-  readonly stats: PoolStats = { fits: 0, summaryHits: 0, joined: 0 };
+  readonly stats: PoolStats = { fits: 0, summaryHits: 0, joined: 0, warmups: 0 };
 
   /** `size` workers (default: one per core), started on first use. */
   constructor(private readonly size: number = availableParallelism()) {}
@@ -47,6 +49,10 @@ export class ForecastPool {
     const worker = new Worker(workerScript(__dirname, 'forecast-worker'));
     const slot: Slot = { worker, pending: new Map() };
     worker.on('message', (reply: WorkerReply) => {
+      if (reply.id === 0) {
+        this.stats.warmups++;
+        return;
+      }
       const p = slot.pending.get(reply.id);
       if (!p) return;
       slot.pending.delete(reply.id);
@@ -61,9 +67,15 @@ export class ForecastPool {
     return slot;
   }
 
-  /** Forecast a job; see the class comment for caching and de-duplication. */
+  /** Forecast a job; see the class comment for caching and de-duplication (none for a `fresh` job). */
   run(job: ForecastJob): Promise<ForecastJobResult> {
-    const key = `${job.fitKey}|${job.thresholds?.join(',') ?? 'default'}|${job.levels.join(',')}`;
+    if (job.fresh) {
+      return this.dispatch(job).then((result) => {
+        this.stats.fits++;
+        return result;
+      });
+    }
+    const key = `${job.fitKey}|${job.thresholds?.join(',') ?? 'default'}|${job.levels.join(',')}|${job.detail ? `d${job.detail.draws}/${job.detail.originDraws}` : ''}`;
     const cached = this.summaries.get(key);
     if (cached) {
       this.stats.summaryHits++;

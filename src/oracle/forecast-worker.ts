@@ -8,6 +8,7 @@ import { setPriority } from 'node:os';
 import { isMainThread, parentPort } from 'node:worker_threads';
 import { forecastSeries, InsufficientDataError, type ForecastResult } from '../engine/index';
 import { Rng } from '../engine/rng';
+import { nodeDetail } from '../graph/node-detail';
 import type { WorkerReply, WorkerRequest } from './forecast-job';
 import { summarise } from './summary';
 
@@ -57,12 +58,15 @@ function fit(request: WorkerRequest): WorkerReply {
   }
   const { id, job } = request;
   try {
-    let result = cache.get(job.fitKey);
+    // A fresh job (forensics) neither reads nor fills the cache.
+    let result = job.fresh ? undefined : cache.get(job.fitKey);
     const fitted = result === undefined;
     if (result) cache.delete(job.fitKey);
     result ??= forecastSeries(job.series, job.info, { horizon: job.horizon, seed: job.seed, model: job.model });
-    cache.set(job.fitKey, result);
-    if (cache.size > CACHE_SIZE) cache.delete(cache.keys().next().value!);
+    if (!job.fresh) {
+      cache.set(job.fitKey, result);
+      if (cache.size > CACHE_SIZE) cache.delete(cache.keys().next().value!);
+    }
     const summary = summarise(result.distribution, job.horizon, job.thresholds, job.levels, job.info.kind ?? 'continuous');
     return {
       id,
@@ -76,6 +80,7 @@ function fit(request: WorkerRequest): WorkerReply {
         nobs: result.nobs,
         summary,
         fitted,
+        detail: job.detail ? nodeDetail(result, job.series, job.horizon, job.detail) : undefined,
       },
     };
   } catch (err) {

@@ -1,31 +1,13 @@
 /**
- * The record of every oracle query: what a later audit needs to sign a manifest and to replay
- * the query bit for bit (data revision, inputs with digests, models with parameters and seeds,
- * the output and its digest).
+ * The record of every oracle query: the request's facts, the output with its digest and the
+ * signed manifest (which carries the data revision, input digests, models with parameters and
+ * seeds: everything an audit or a replay needs), written as one row so the record and its
+ * manifest are committed together, before the response.
  */
-import { createHash } from 'node:crypto';
-import { canonicalize } from 'json-canonicalize';
-import type { Params } from '../engine/types';
 import type { Database } from '../store/database';
 import { GroupCommit } from '../store/group-commit';
 import { preparedQuery } from '../store/prepared';
 import type { QueriesTable } from '../store/schema';
-
-/** Per-axis facts of one query. */
-export interface AxisRecordOfQuery {
-  readonly axis: string;
-  readonly kind: string;
-  readonly observations: number;
-  readonly firstTime: string;
-  readonly lastTime: string;
-  readonly seriesDigest: string;
-  readonly model: string;
-  readonly requestedModel: string;
-  readonly params: Params;
-  readonly seed: number;
-  readonly intervalMethod: string;
-  readonly warnings: readonly string[];
-}
 
 export interface QueryRecord {
   readonly queryId: string;
@@ -33,14 +15,17 @@ export interface QueryRecord {
   readonly entity: string;
   readonly createTime: number;
   readonly dataRevision: number;
+  /** The API key that asked. */
   readonly keyId: string;
-  readonly request: unknown;
-  readonly engine: { readonly name: string; readonly version: string; readonly runtime: string };
-  readonly axes: readonly AxisRecordOfQuery[];
-  readonly output: unknown;
+  /** RFC 8785 canonical JSON of the forecast's proto3 JSON form. */
+  readonly output: string;
+  /** SHA-256 (hex) of `output`. */
+  readonly outputDigest: string;
+  /** The signed manifest, RFC 8785 canonical JSON with its signature. */
+  readonly manifest: string;
 }
 
-/** Rows per INSERT statement (10 parameters each, well under SQLite's and PostgreSQL's limits). */
+/** Rows per INSERT statement (11 parameters each, well under SQLite's and PostgreSQL's limits). */
 const INSERT_CHUNK = 50;
 
 export class QueryStore {
@@ -62,6 +47,7 @@ export class QueryStore {
         record: p.record,
         output: p.output,
         output_digest: p.output_digest,
+        manifest: p.manifest,
       }),
     );
     this.writer = new GroupCommit(async (rows) => {
@@ -80,10 +66,8 @@ export class QueryStore {
     });
   }
 
-  /** Record a query; resolves with the output digest once the record is committed. */
-  async save(r: QueryRecord): Promise<string> {
-    const output = canonicalize(r.output);
-    const outputDigest = createHash('sha256').update(output).digest('hex');
+  /** Record a query with its manifest; resolves once both are committed. */
+  async save(r: QueryRecord): Promise<void> {
     await this.writer.add({
       query_id: r.queryId,
       account_id: r.accountId,
@@ -91,32 +75,12 @@ export class QueryStore {
       create_time: r.createTime,
       data_revision: r.dataRevision,
       key_id: r.keyId,
-      request: canonicalize(r.request),
-      // Canonical JSON where a digest or a replay depends on it (request, output); the record is only parsed back.
-      record: JSON.stringify({ engine: r.engine, axes: r.axes }),
-      output,
-      output_digest: outputDigest,
+      // The normalised request is the manifest's `request`; not stored twice.
+      request: '{}',
+      record: '{}',
+      output: r.output,
+      output_digest: r.outputDigest,
+      manifest: r.manifest,
     });
-    return outputDigest;
-  }
-
-  /** A stored query of the account, parsed. */
-  async get(accountId: string, queryId: string): Promise<(QueryRecord & { outputDigest: string }) | undefined> {
-    const row = await this.database.db.selectFrom('queries').selectAll().where('account_id', '=', accountId).where('query_id', '=', queryId).executeTakeFirst();
-    if (!row) return undefined;
-    const record = JSON.parse(row.record) as Pick<QueryRecord, 'engine' | 'axes'>;
-    return {
-      queryId: row.query_id,
-      accountId: row.account_id,
-      entity: row.entity,
-      createTime: Number(row.create_time),
-      dataRevision: Number(row.data_revision),
-      keyId: row.key_id,
-      request: JSON.parse(row.request),
-      engine: record.engine,
-      axes: record.axes,
-      output: JSON.parse(row.output),
-      outputDigest: row.output_digest,
-    };
   }
 }

@@ -7,7 +7,8 @@
 import { createHash } from 'node:crypto';
 import type { AxisRecord, EntityRecord } from '../entities/entity-store';
 import { indexOf } from '../entities/frequency';
-import type { ObservationStore } from '../entities/observation-store';
+import { MAX_AXIS_SPAN_STEPS, type ObservationStore } from '../entities/observation-store';
+import { ServiceError } from '../rpc/errors';
 
 export interface LoadedSeries {
   readonly axis: string;
@@ -24,8 +25,8 @@ export interface LoadedSeries {
   readonly digest: string;
 }
 
-/** Longest series span accepted, in grid steps (a 10-year hourly series is ~87,600). */
-export const MAX_SERIES_STEPS = 200_000;
+/** Longest series span forecast, in grid steps: what ingest allows (a 10-year hourly series is ~87,600). */
+export const MAX_SERIES_STEPS = MAX_AXIS_SPAN_STEPS;
 const CACHE_SIZE = 4096;
 
 export class SeriesLoader {
@@ -57,7 +58,14 @@ function build(entity: EntityRecord, axis: AxisRecord, rows: readonly { time: nu
   const first = indexOf(entity.frequency, rows[0].time)!;
   const last = indexOf(entity.frequency, rows[rows.length - 1].time)!;
   const span = last - first + 1;
-  if (span > MAX_SERIES_STEPS) throw new RangeError(`axis ${axis.name} spans ${span} steps; at most ${MAX_SERIES_STEPS} are forecast`);
+  // Data stored before ingest checked spans can still be this long: it cannot be used (422), which is no bug (500).
+  if (span > MAX_SERIES_STEPS) {
+    throw new ServiceError('insufficient_data', `axis ${axis.name} of ${entity.entity} spans ${span} ${entity.frequency} steps; at most ${MAX_SERIES_STEPS} can be forecast (correct or delete the outlying observations)`, {
+      axis: axis.name,
+      span,
+      max: MAX_SERIES_STEPS,
+    });
+  }
   const values = new Float64Array(span).fill(NaN);
   for (const r of rows) values[indexOf(entity.frequency, r.time)! - first] = r.value;
   return {
@@ -72,7 +80,8 @@ function build(entity: EntityRecord, axis: AxisRecord, rows: readonly { time: nu
   };
 }
 
-function digestOf(entity: EntityRecord, axis: AxisRecord, first: number, values: Float64Array): string {
+/** SHA-256 of a series on the entity's grid: frequency, kind, first grid index, values as float64. */
+export function digestOf(entity: Pick<EntityRecord, 'frequency'>, axis: Pick<AxisRecord, 'kind'>, first: number, values: Float64Array): string {
   return createHash('sha256')
     .update(`${entity.frequency}\u0000${axis.kind}\u0000${first}\u0000`)
     .update(Buffer.from(values.buffer, values.byteOffset, values.byteLength))

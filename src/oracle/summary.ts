@@ -2,7 +2,7 @@
  * Turn an engine distribution at one step into what a query reports: mean, quantiles at the
  * requested levels, and probabilities of the outcome bins defined by thresholds. Pure.
  */
-import type { PredictiveDistribution } from '../engine/types';
+import type { PredictiveDistribution, StepDistribution } from '../engine/types';
 
 /** Default quantile levels reported for the first axis. */
 export const DEFAULT_QUANTILE_LEVELS: readonly number[] = [0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95];
@@ -28,7 +28,17 @@ export function summarise(
   levels: readonly number[],
   kind: 'continuous' | 'count',
 ): StepSummary {
-  const step = dist.steps[h - 1];
+  return summariseStep(dist.steps[h - 1], dist.mean[h - 1], thresholds, levels, kind);
+}
+
+/** `summarise` for one step distribution with its mean (a reconciled node's, for instance). */
+export function summariseStep(
+  step: StepDistribution,
+  mean: number,
+  thresholds: readonly number[] | undefined,
+  levels: readonly number[],
+  kind: 'continuous' | 'count',
+): StepSummary {
   const quantiles = levels.map((p) => step.quantile(p));
   const t = thresholds && thresholds.length > 0 ? [...thresholds] : defaultThresholds(step.quantile(0.05), step.quantile(0.95));
   const below = (x: number): number => {
@@ -44,7 +54,7 @@ export function summarise(
     previous = c;
   }
   distribution.push(1 - previous);
-  return { mean: dist.mean[h - 1], quantiles, thresholds: t, distribution };
+  return { mean, quantiles, thresholds: t, distribution };
 }
 
 /** 9 thresholds evenly spaced between the 5% and 95% quantiles (widened by 5% when they coincide). */

@@ -47,19 +47,60 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, { http: number; grpc: Grpc
   deadline_exceeded: { http: 504, grpc: GrpcStatus.DEADLINE_EXCEEDED }, // the caller's deadline passed
 };
 
+/**
+ * Longest error message sent, in characters. Messages quote user input only through `quote`,
+ * so this is a last line of defence: an error travels in gRPC trailers (twice: `grpc-message`
+ * and the status details), and trailers larger than the peer's header-list limit (8–16 KiB)
+ * make it refuse the whole stream, and with it other calls on the channel.
+ */
+export const MAX_MESSAGE_CHARS = 1000;
+/** Longest string value kept in `details` (same reason). */
+export const MAX_DETAIL_CHARS = 200;
+/** How much of a user's value a message quotes. */
+export const QUOTE_CHARS = 64;
+
+/**
+ * A user-supplied value as a message quotes it: JSON-quoted, at most `max` characters of it,
+ * with `…` and the full length when cut (`"aaaa…" (40000 characters)`).
+ */
+export function quote(value: string, max = QUOTE_CHARS): string {
+  const text = String(value);
+  if (text.length <= max) return JSON.stringify(text);
+  return `${JSON.stringify(text.slice(0, max) + '…')} (${text.length} characters)`;
+}
+
+function clip(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max)}…`;
+}
+
+/** `details` with every string value cut to `MAX_DETAIL_CHARS` (nested values too). */
+function clipDetails(details: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+  if (!details) return details;
+  const visit = (v: unknown): unknown => {
+    if (typeof v === 'string') return clip(v, MAX_DETAIL_CHARS);
+    if (Array.isArray(v)) return v.slice(0, 20).map(visit);
+    if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).slice(0, 20).map(([k, x]) => [clip(k, 64), visit(x)]));
+    return v;
+  };
+  return visit(details) as Record<string, unknown>;
+}
+
 /** An error the client may see: code, message naming the offending field/value, optional details. */
 export class ServiceError extends Error {
+  /** Extra JSON-safe facts for the client (e.g. `{ have: 3, need: 8 }`); strings cut to `MAX_DETAIL_CHARS`. */
+  readonly details?: Record<string, unknown>;
+
   constructor(
     readonly code: ErrorCode,
     message: string,
-    /** Extra JSON-safe facts for the client (e.g. `{ have: 3, need: 8 }`). */
-    readonly details?: Record<string, unknown>,
+    details?: Record<string, unknown>,
     /** Response headers this error carries (e.g. `Retry-After`). */
     readonly headers?: Record<string, string>,
     options?: { cause?: unknown },
   ) {
-    super(message, options);
+    super(clip(message, MAX_MESSAGE_CHARS), options);
     this.name = 'ServiceError';
+    this.details = clipDetails(details);
   }
 
   get httpStatus(): number {
@@ -77,6 +118,8 @@ export class ServiceError extends Error {
       return new ServiceError('insufficient_data', err.message, { have: err.have, need: err.need });
     }
     if (err instanceof InvalidSeriesError) return new ServiceError('failed_precondition', err.message);
+    // A call's signal aborted without a reason of ours (the client went away).
+    if (err instanceof Error && err.name === 'AbortError') return new ServiceError('unavailable', 'the call was cancelled', undefined, undefined, { cause: err });
     if (err instanceof EngineError) return new ServiceError('internal', 'internal error', undefined, undefined, { cause: err });
     return new ServiceError('internal', 'internal error', undefined, undefined, { cause: err });
   }
@@ -90,6 +133,6 @@ export function invalidArgument(field: string, problem: string): ServiceError {
 /** 404 for a resource of a kind, named by its identifier. */
 export class NotFoundError extends ServiceError {
   constructor(kind: string, id: string) {
-    super('not_found', `${kind} ${JSON.stringify(id)} not found`, { [kind]: id });
+    super('not_found', `${kind} ${quote(id)} not found`, { [kind]: id });
   }
 }

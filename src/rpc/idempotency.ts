@@ -4,21 +4,35 @@
  * account and the method. The first call claims the key atomically (INSERT … ON CONFLICT DO
  * NOTHING); within 24 hours the same key with the same request replays the stored outcome with
  * `Idempotent-Replayed: true`, with a different request is 422 `idempotency_key_reused`, and
- * while the first call still runs is 409 `idempotency_key_in_use`. Outcomes with status ≥ 500
- * (and quota refusals, which say nothing about the request) are not stored: the key is released.
+ * while the first call still runs is 409 `idempotency_key_in_use`.
+ *
+ * A response is stored only once the endpoint has started executing (as Stripe does): requests
+ * refused before that — authentication (401), scopes (403), malformed input and validation (400
+ * `invalid_argument` / `invalid_cursor`: nothing ran, nothing was written) — release the key, so
+ * a corrected retry with the same key executes. Quota refusals (which say nothing about the
+ * request) and outcomes with status ≥ 500 release it too.
+ *
+ * Stored responses are sealed with the master key (AES-256-GCM, `store/secret-box.ts`), bound to
+ * (account, method, key): a response that carries a secret (a new API key from CreateKey or
+ * RotateKey) is never in the database in clear, and its replay returns it whole.
+ *
  * The request fingerprint is the SHA-256 of its binary protobuf encoding, identical for a REST
  * and a gRPC call of the same request.
  */
 import { createHash } from 'node:crypto';
 import type { Clock } from '../clock';
 import type { Database } from '../store/database';
-import { invalidArgument, ServiceError, type ErrorCode } from './errors';
+import { SecretBox } from '../store/secret-box';
+import { invalidArgument, ServiceError, type ErrorCode, quote } from './errors';
 import type { Interceptor } from './pipeline';
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000;
 /** A claim whose call has not finished after this long is considered abandoned (process died). */
 export const IDEMPOTENCY_LOCK_MS = 5 * 60 * 1000;
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
+
+/** Error codes that refuse the request itself before anything ran: never stored, the key is released. */
+const NOT_EXECUTED: ReadonlySet<ErrorCode> = new Set(['invalid_argument', 'invalid_cursor', 'unauthenticated', 'permission_denied', 'quota_exceeded']);
 
 /** Response headers that describe the moment, not the response: never replayed from storage. */
 const VOLATILE_HEADERS = new Set(['request-id', 'api-version', 'ratelimit', 'ratelimit-policy', 'retry-after', 'idempotent-replayed']);
@@ -32,7 +46,16 @@ interface StoredRow {
 }
 
 export class IdempotencyStore {
-  constructor(private readonly database: Database) {}
+  constructor(
+    private readonly database: Database,
+    /** Seals stored responses (they may carry secrets). */
+    private readonly box: SecretBox,
+  ) {}
+
+  /** What a stored response is sealed to: the entry it belongs to. */
+  private static context(accountId: string, method: string, key: string): string {
+    return `idempotency:${accountId}:${method}:${key}`;
+  }
 
   /** Claim (account, method, key) for a new call, or return the row that holds it. */
   async claim(accountId: string, method: string, key: string, fingerprint: string, now: number): Promise<{ claimed: true } | { claimed: false; row: StoredRow }> {
@@ -71,14 +94,18 @@ export class IdempotencyStore {
       .where('key', '=', key)
       .executeTakeFirst();
     // Deleted between our insert and select (expired just now): treat as in use; the client retries.
-    return { claimed: false, row: row ?? { fingerprint, state: 'running', outcome: null, response: null, headers: null } };
+    if (!row) return { claimed: false, row: { fingerprint, state: 'running', outcome: null, response: null, headers: null } };
+    // Rows written before responses were sealed hold them in clear (none carries a secret: migration 0005 removed those).
+    const response = row.response !== null && SecretBox.isSealed(row.response) ? this.box.openText(row.response, IdempotencyStore.context(accountId, method, key)) : row.response;
+    return { claimed: false, row: { ...row, response } };
   }
 
-  /** Record the outcome of a claimed call. */
+  /** Record the outcome of a claimed call; `response` is stored sealed. */
   async complete(accountId: string, method: string, key: string, outcome: string, response: string, headers: Record<string, string>): Promise<void> {
+    const sealed = this.box.seal(response, IdempotencyStore.context(accountId, method, key));
     await this.database.db
       .updateTable('idempotency')
-      .set({ state: 'done', outcome, response, headers: JSON.stringify(headers) })
+      .set({ state: 'done', outcome, response: sealed, headers: JSON.stringify(headers) })
       .where('account_id', '=', accountId)
       .where('method', '=', method)
       .where('key', '=', key)
@@ -120,10 +147,10 @@ export function idempotencyInterceptor(store: IdempotencyStore, clock: Clock, op
     if (!claim.claimed) {
       const { row } = claim;
       if (row.fingerprint !== fingerprint) {
-        throw new ServiceError('idempotency_key_reused', `Idempotency-Key ${JSON.stringify(key)} was already used with a different request to ${entry.name}`, { field: 'Idempotency-Key' });
+        throw new ServiceError('idempotency_key_reused', `Idempotency-Key ${quote(key)} was already used with a different request to ${entry.name}`, { field: 'Idempotency-Key' });
       }
       if (row.state !== 'done') {
-        throw new ServiceError('idempotency_key_in_use', `a request with Idempotency-Key ${JSON.stringify(key)} is still being processed; retry later`, { field: 'Idempotency-Key' });
+        throw new ServiceError('idempotency_key_in_use', `a request with Idempotency-Key ${quote(key)} is still being processed; retry later`, { field: 'Idempotency-Key' });
       }
       const headers = JSON.parse(row.headers ?? '{}') as Record<string, string>;
       for (const [k, v] of Object.entries(headers)) ctx.setHeader(k, v);
@@ -145,7 +172,7 @@ export function idempotencyInterceptor(store: IdempotencyStore, clock: Clock, op
       response = await next();
     } catch (err) {
       const error = ServiceError.from(err);
-      if (error.httpStatus >= 500 || error.code === 'quota_exceeded') await store.release(accountId, entry.path, key);
+      if (error.httpStatus >= 500 || NOT_EXECUTED.has(error.code)) await store.release(accountId, entry.path, key);
       else await store.complete(accountId, entry.path, key, error.code, JSON.stringify({ message: error.message, details: error.details, headers: error.headers }), keep());
       throw err;
     }

@@ -59,6 +59,12 @@ export interface MethodEntry {
   readonly key: string;
   readonly definition: MethodDefinition;
   readonly endpoint: UnaryEndpoint<unknown, unknown> | ClientStreamEndpoint<unknown, unknown>;
+  /**
+   * True when the method changes nothing (its `google.api.http` rule is a GET): at its deadline
+   * the pipeline answers 504 at once. Any other method may write, and a write that started
+   * answers its real outcome (see `Pipeline` on deadlines).
+   */
+  readonly readOnly: boolean;
   /** Set when the method is `deprecated = true` in the proto: when it was announced, when it goes. */
   readonly deprecation?: Deprecation;
   /** Request fields marked `deprecated = true`: using one adds the deprecation headers too. */

@@ -9,6 +9,10 @@ import { invalidArgument, ServiceError } from './errors';
 
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 200;
+/** Longest cursor accepted (ours are far shorter): anything longer is refused unread. */
+export const MAX_CURSOR_CHARS = 1024;
+/** A cursor is base64url(position) "." base64url(18-byte MAC), nothing before, between or after. */
+const CURSOR_SHAPE = /^([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]{24})$/;
 
 /** The page size to use for a requested one (0 = default). */
 export function pageSize(requested: number | undefined): number {
@@ -30,12 +34,14 @@ export class CursorCodec {
 
   /** The position in a cursor, or 400 `invalid_cursor` if it was altered or belongs elsewhere. */
   decode<T>(accountId: string, query: string, cursor: string): T {
-    const dot = cursor.indexOf('.');
     const bad = () => new ServiceError('invalid_cursor', 'cursor is invalid, or was issued for another query', { field: 'cursor' });
-    if (dot <= 0) throw bad();
-    const payload = cursor.slice(0, dot);
-    const given = Buffer.from(cursor.slice(dot + 1), 'base64url');
-    const expected = Buffer.from(this.mac(accountId, query, payload), 'base64url');
+    // The exact shape first: base64url decoding skips characters it does not know, so junk
+    // after the signature would otherwise still verify.
+    const shape = cursor.length <= MAX_CURSOR_CHARS ? CURSOR_SHAPE.exec(cursor) : null;
+    if (!shape) throw bad();
+    const [, payload, signature] = shape;
+    const given = Buffer.from(signature, 'utf8');
+    const expected = Buffer.from(this.mac(accountId, query, payload), 'utf8');
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw bad();
     try {
       return JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as T;

@@ -11,9 +11,12 @@ import { newId } from '../ids';
 import type { Logger } from '../log';
 import type { CallContext, IncomingCall } from './context';
 import { ServiceError } from './errors';
+import { checkedStream, checkStringLengths } from './limits';
 import type { Deprecation, MethodEntry } from './method';
 
 const NEVER_ABORTED = new AbortController().signal;
+/** Longest delay `setTimeout` honours (a longer one fires at once). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** The contract version served in `API-Version` and by GetVersion. */
 export const API_VERSION = '1.0.0';
@@ -67,7 +70,9 @@ export class Pipeline {
 
   /**
    * Run a unary call. `decode` yields the request; it runs after authentication, so a caller
-   * without a valid key learns nothing from how its input is judged (401 before 400).
+   * without a valid key learns nothing from how its input is judged (401 before 400), and a
+   * transport may read the request only then (REST reads the body in `decode`: nothing of an
+   * unauthenticated upload is buffered).
    */
   unary(entry: MethodEntry, decode: () => unknown, incoming: IncomingCall): Promise<CallOutcome<unknown>> {
     const endpoint = entry.endpoint;
@@ -77,8 +82,9 @@ export class Pipeline {
     return this.invoke(
       entry,
       incoming,
-      () => {
-        request = decode();
+      async () => {
+        request = await decode();
+        checkStringLengths(request);
         return request;
       },
       (ctx) => endpoint.handle(request, ctx),
@@ -87,8 +93,9 @@ export class Pipeline {
   }
 
   /** Run a client-streaming call; decoding errors surface while the endpoint iterates. */
-  clientStream(entry: MethodEntry, requests: AsyncIterable<unknown>, incoming: IncomingCall): Promise<CallOutcome<unknown>> {
+  clientStream(entry: MethodEntry, stream: AsyncIterable<unknown>, incoming: IncomingCall): Promise<CallOutcome<unknown>> {
     const endpoint = entry.endpoint;
+    const requests = checkedStream(stream);
     if (!('handleStream' in endpoint)) throw new Error(`${entry.path} is unary`);
     let buffered: unknown[] | undefined;
     const replay = async function* (items: unknown[]) {
@@ -119,7 +126,7 @@ export class Pipeline {
   private async invoke(
     entry: MethodEntry,
     incoming: IncomingCall,
-    decode: () => unknown,
+    decode: () => unknown | Promise<unknown>,
     run: (ctx: CallContext) => Promise<unknown>,
     requestBytes: () => Promise<Buffer | undefined>,
   ): Promise<CallOutcome<unknown>> {
@@ -129,18 +136,21 @@ export class Pipeline {
     const headers: Record<string, string> = { 'request-id': requestId, 'api-version': API_VERSION };
     // An AbortController per call is measurable on hot paths: make one only when a deadline can
     // abort the call; otherwise the client's own signal (or a never-aborted one) serves.
-    const abort = incoming.deadline !== undefined ? new AbortController() : undefined;
-    const onClientAbort = () => abort?.abort(new ServiceError('unavailable', 'client cancelled the call'));
+    const deadline = incoming.deadline;
+    const abort = deadline !== undefined ? new AbortController() : undefined;
+    // A client that goes away after the deadline went away because of it (grpc-js ends such a call itself).
+    const onClientAbort = () =>
+      abort?.abort(deadline !== undefined && Date.now() >= deadline ? deadlineError() : new ServiceError('unavailable', 'client cancelled the call'));
     if (abort) incoming.signal?.addEventListener('abort', onClientAbort, { once: true });
     const ctx = new Context(requestId, entry.path, clock, log, incoming, abort, headers);
     let timer: NodeJS.Timeout | undefined;
     try {
       const access = entry.endpoint.access;
       if (access !== 'public') {
-        ctx.principal = await authenticate(incoming.header('authorization'), this.deps.accounts, clock);
+        ctx.principal = await authenticate(incoming.header('authorization'), this.deps.accounts, clock, incoming.protocol);
         if (access !== 'authenticated') requireScope(ctx.principal, access);
       }
-      const request = decode();
+      const request = await decode();
       if (entry.deprecation) addDeprecationHeaders(headers, entry.deprecation);
       for (const field of entry.deprecatedFields) {
         if (request !== undefined && isSet((request as Record<string, unknown>)[field.localName])) addDeprecationHeaders(headers, field.deprecation);
@@ -148,22 +158,28 @@ export class Pipeline {
       const invocation: Invocation = { entry, ctx, requestBytes, responseHeaders: () => headers };
       const chain = (i: number): Promise<unknown> =>
         i < this.interceptors.length ? this.interceptors[i](invocation, () => chain(i + 1)) : run(ctx);
+      // Deadlines are wall-clock instants set by the transport, not business time: compare them
+      // with the real clock even when tests inject another one. A call whose deadline has passed
+      // never starts (nothing runs, nothing is written).
+      const remaining = deadline === undefined ? Infinity : deadline - Date.now();
+      if (remaining <= 0) throw new ServiceError('deadline_exceeded', 'the call deadline had passed before it started');
       let work = chain(0);
-      if (incoming.deadline !== undefined) {
-        // Deadlines are wall-clock instants set by the transport, not business time: compare them
-        // with the real clock even when tests inject another one.
-        const remaining = incoming.deadline - Date.now();
-        if (remaining <= 0) throw new ServiceError('deadline_exceeded', 'the call deadline had passed before it started');
-        work = Promise.race([
-          work,
-          new Promise<never>((_, reject) => {
-            timer = setTimeout(() => {
-              const err = new ServiceError('deadline_exceeded', 'the call deadline passed');
-              abort?.abort(err);
-              reject(err);
-            }, remaining);
-          }),
-        ]);
+      // (A deadline beyond what a timer can hold, ~24.8 days, is as good as none.)
+      if (remaining < MAX_TIMER_MS) {
+        // At the deadline the call's signal aborts (with a deadline_exceeded reason). A read then
+        // answers 504 at once: the work it abandons can only fail quietly (Promise.race handles
+        // its rejection). A method that may write answers its real outcome instead: either the
+        // write had committed (the answer says what was done) or it saw the signal before
+        // committing (`Database.transaction` refuses to commit an aborted call's transaction)
+        // and the 504 means nothing was done.
+        const expired = new Promise<never>((_, reject) => {
+          timer = setTimeout(() => {
+            const err = deadlineError();
+            abort?.abort(err);
+            if (entry.readOnly) reject(err);
+          }, remaining);
+        });
+        if (entry.readOnly) work = Promise.race([work, expired]);
       }
       const response = await work;
       this.access(entry, ctx, 'ok', started);
@@ -233,6 +249,10 @@ class Context implements CallContext {
   setHeader(name: string, value: string): void {
     this.headers[name.toLowerCase()] = value;
   }
+}
+
+function deadlineError(): ServiceError {
+  return new ServiceError('deadline_exceeded', 'the call deadline passed');
 }
 
 /** `Deprecation` (RFC 9745), `Sunset` (RFC 8594) and `Link rel="deprecation"` headers. */

@@ -3,7 +3,7 @@
  * method table both transports serve. Start-up fails if an RPC in the image has no endpoint,
  * so a proto method can never be left unimplemented by accident.
  */
-import type { DescService, Registry } from '@bufbuild/protobuf';
+import { getOption, hasOption, type DescMethod, type DescService, type Registry } from '@bufbuild/protobuf';
 import type { MethodEntry, ServiceDefinition, ServiceImpl } from './method';
 import { deprecationOf, DEPRECATIONS, type DeprecationNotice } from './deprecations';
 
@@ -42,6 +42,7 @@ export function buildMethodTable(
         key,
         definition: def,
         endpoint,
+        readOnly: isGet(desc, descriptors),
         deprecation: desc.deprecated ? deprecationOf(`${serviceName}.${methodName}`, deprecations) : undefined,
         deprecatedFields: desc.input.fields
           .filter((f) => f.deprecated)
@@ -56,4 +57,12 @@ export function buildMethodTable(
     }
   }
   return table;
+}
+
+/** Whether the method's `google.api.http` rule is a GET (a read: no side effects). */
+function isGet(method: DescMethod, registry: Registry): boolean {
+  const ext = registry.getExtension('google.api.http');
+  if (!ext || !hasOption(method, ext)) return false;
+  const rule = getOption(method, ext) as unknown as { pattern?: { case?: string } };
+  return rule.pattern?.case === 'get';
 }

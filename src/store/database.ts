@@ -4,10 +4,11 @@
  */
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { Kysely, Migrator, SqliteDialect, PostgresDialect, type CompiledQuery, type Transaction } from 'kysely';
+import { CompiledQuery, Kysely, Migrator, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver, type SqliteDialectConfig, type Transaction } from 'kysely';
 import type { Schema } from './schema';
 import { startCheckpointer, type Checkpointer } from './checkpointer';
 import { migrationProvider } from './migrations';
+import { openPostgres, type PostgresHandle, type PostgresSettings } from './pg-pool';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -15,8 +16,15 @@ export type DialectName = 'sqlite' | 'postgres';
 export interface Database {
   readonly db: Kysely<Schema>;
   readonly dialect: DialectName;
-  /** Run `fn` in one transaction (all or nothing). */
-  transaction<T>(fn: (trx: Transaction<Schema>) => Promise<T>): Promise<T>;
+  /**
+   * Run `fn` in one write transaction (all or nothing). SQLite: `BEGIN IMMEDIATE`, so the write
+   * lock is taken (waiting up to the busy timeout) before the first statement: a transaction
+   * that reads and then writes queues behind another writer instead of failing with
+   * "database is locked" when it tries to write. With `signal`, a transaction whose call was
+   * aborted (its deadline passed, its client left) is rolled back instead of committed: the
+   * check runs right before COMMIT, so an aborted call never commits.
+   */
+  transaction<T>(fn: (trx: Transaction<Schema>) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /**
    * Run read-only compiled queries outside any transaction, all on one snapshot of committed
    * data; the rows of each, in order. For the hot reads (`store/prepared.ts`). SQLite: a second,
@@ -24,7 +32,18 @@ export interface Database {
    * run synchronously; PostgreSQL: one transaction on the pool.
    */
   read(queries: readonly CompiledQuery[]): Promise<unknown[][]>;
+  /**
+   * The migrations this open applied, in order (empty when the schema was current). Replicas
+   * starting together on one PostgreSQL database take kysely's migration lock in turn: one of
+   * them applies the migrations, the others find them applied.
+   */
+  readonly appliedMigrations: readonly string[];
   close(): Promise<void>;
+}
+
+export interface TransactionOptions {
+  /** The call's signal (`CallContext.signal`): once aborted, the transaction does not commit. */
+  readonly signal?: AbortSignal;
 }
 
 /** A query runner: the database itself or a transaction inside it. */
@@ -39,6 +58,8 @@ export interface OpenOptions {
   readonly backgroundCheckpoints?: boolean;
   /** Told when background checkpoints fail and the writer falls back to its own. */
   readonly onCheckpointFailure?: (err: unknown) => void;
+  /** PostgreSQL: pool size, timeouts, and who is told when the server becomes unreachable (`store/pg-pool.ts`). */
+  readonly postgres?: PostgresSettings;
 }
 
 /** SQLite's default: checkpoint in the commit that takes the WAL past this many pages. */
@@ -52,6 +73,7 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
   let db: Kysely<Schema>;
   let dialect: DialectName;
   let reader: import('better-sqlite3').Database | undefined;
+  let postgres: PostgresHandle | undefined;
   // Started once the migrations have succeeded.
   let startCheckpoints: (() => Checkpointer) | undefined;
   // Statements on the SQLite writer connection that may have changed what cached reads return (see `readSynchronously`).
@@ -72,7 +94,7 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     // Asked of the raw connection (not through the statement cache, which would count it as a write).
     const version = sqlite.prepare('PRAGMA data_version').pluck();
     writerVersion = () => version.get();
-    db = new Kysely<Schema>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite, writes) }) });
+    db = new Kysely<Schema>({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(sqlite, writes) }) });
     dialect = 'sqlite';
     // An in-memory database is private to its connection: reads share the writer there.
     if (path !== ':memory:') {
@@ -89,11 +111,8 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
       }
     }
   } else if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const pg = require('pg') as typeof import('pg');
-    // BIGINT columns hold epoch-ms times and revisions: parse them as numbers (< 2^53).
-    pg.types.setTypeParser(20, (v: string) => Number(v));
-    db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url, max: 10 }) }) });
+    postgres = openPostgres(url, options.postgres);
+    db = postgres.db;
     dialect = 'postgres';
   } else {
     throw new Error(`DATABASE_URL must start with sqlite: or postgres://, got ${JSON.stringify(url)}`);
@@ -103,7 +122,7 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
   const failed = results?.find((r) => r.status === 'Error');
   if (error || failed) {
     reader?.close();
-    await db.destroy();
+    await (postgres ? postgres.close() : db.destroy());
     throw new Error(`database migration failed${failed ? ` at ${failed.migrationName}` : ''}: ${String(error)}`);
   }
   const checkpointer = startCheckpoints?.();
@@ -111,15 +130,46 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
   return {
     db,
     dialect,
-    transaction: (fn) => db.transaction().execute(fn),
+    transaction: (fn, options) => {
+      const signal = options?.signal;
+      if (!signal) return db.transaction().execute(fn);
+      return db.transaction().execute(async (trx) => {
+        signal.throwIfAborted();
+        const result = await fn(trx);
+        // Nothing runs between this check and kysely's COMMIT but microtasks: no timer can abort in between.
+        signal.throwIfAborted();
+        return result;
+      });
+    },
     read,
+    appliedMigrations: (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName),
     close: async () => {
       // Stopped first: closing the writer then checkpoints whatever remains and removes the WAL.
       await checkpointer?.close();
       reader?.close();
-      await db.destroy();
+      await (postgres ? postgres.close() : db.destroy());
     },
   };
+}
+
+/**
+ * kysely's SQLite dialect with write transactions that begin IMMEDIATE (see
+ * `Database.transaction`). kysely's driver begins deferred transactions and has no option for it.
+ */
+class ImmediateSqliteDialect extends SqliteDialect {
+  constructor(private readonly settings: SqliteDialectConfig) {
+    super(settings);
+  }
+
+  override createDriver(): Driver {
+    return new ImmediateSqliteDriver(this.settings);
+  }
+}
+
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
 }
 
 /**
@@ -128,7 +178,20 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
  * leave the read cache alone — why: every oracle query writes its record, and a write-heavy
  * load would otherwise empty the cache on every call.
  */
-const UNCACHED_TABLES = new Set(['queries', 'usage', 'idempotency', 'signups', 'server_secrets']);
+const UNCACHED_TABLES = new Set([
+  'queries',
+  'usage',
+  'idempotency',
+  'signups',
+  'server_secrets',
+  // subscriptions and webhooks (src/subscriptions/): read only through kysely, never through `read`
+  'subscriptions',
+  'drift_outbox',
+  'drift_states',
+  'webhook_events',
+  'webhook_deliveries',
+  'webhook_attempts',
+]);
 
 const WRITE_TARGET = /^\s*(?:insert\s+(?:or\s+\w+\s+)?into|replace\s+into|update(?:\s+or\s+\w+)?|delete\s+from)\s+"?(\w+)"?/i;
 const READ_ONLY = /^\s*(?:select|begin|savepoint)\b/i;
@@ -211,10 +274,14 @@ function readSynchronously(reader: import('better-sqlite3').Database, externalVe
   };
 }
 
-/** `Database.read` through kysely: one query as is, several in one transaction. */
+/**
+ * `Database.read` through kysely: one query as is, several in one transaction — REPEATABLE READ,
+ * so on PostgreSQL they share one snapshot (READ COMMITTED takes one per statement). No cache:
+ * on PostgreSQL every read sees every write committed before it started, on any replica.
+ */
 async function readInTransaction(db: Kysely<Schema>, queries: readonly CompiledQuery[]): Promise<unknown[][]> {
   if (queries.length === 1) return [(await db.executeQuery(queries[0])).rows];
-  return db.transaction().execute(async (trx) => {
+  return db.transaction().setIsolationLevel('repeatable read').execute(async (trx) => {
     const out: unknown[][] = [];
     for (const q of queries) out.push((await trx.executeQuery(q)).rows);
     return out;

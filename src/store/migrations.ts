@@ -152,6 +152,168 @@ export function migrations(dialect: DialectName): Record<string, Migration> {
         await db.schema.createIndex('queries_account_entity').on('queries').columns(['account_id', 'entity', 'create_time']).execute();
       },
     },
+    '0005_hardening': {
+      async up(db: Kysely<any>) {
+        // Data revisions per account (issue 11): a counter on the account row, and revisions
+        // keyed by (account, revision). Existing revisions keep their numbers (global ones are
+        // strictly increasing per account already); each account continues from its own latest.
+        await db.schema.alterTable('accounts').addColumn('data_revision', bigint, (c) => c.notNull().defaultTo(0)).execute();
+        await sql`UPDATE accounts SET data_revision = COALESCE((SELECT MAX(r.revision) FROM revisions r WHERE r.account_id = accounts.id), 0)`.execute(db);
+        await db.schema
+          .createTable('revisions_by_account')
+          .addColumn('account_id', 'text', (c) => c.notNull())
+          .addColumn('revision', bigint, (c) => c.notNull())
+          .addColumn('create_time', bigint, (c) => c.notNull())
+          .addColumn('observation_count', 'integer', (c) => c.notNull())
+          .addPrimaryKeyConstraint('revisions_by_account_pk', ['account_id', 'revision'])
+          .execute();
+        await sql`INSERT INTO revisions_by_account (account_id, revision, create_time, observation_count)
+          SELECT account_id, revision, create_time, observation_count FROM revisions`.execute(db);
+        await db.schema.dropTable('revisions').execute();
+        await db.schema.alterTable('revisions_by_account').renameTo('revisions').execute();
+        // Stored responses are sealed from now on; the ones stored before in clear that carry a
+        // secret (new API keys) are removed (a retry with such a key then runs anew).
+        await db
+          .deleteFrom('idempotency')
+          .where('method', 'in', ['/forecast.v1.KeyService/CreateKey', '/forecast.v1.KeyService/RotateKey', '/forecast.v1.AccountService/SignUp'])
+          .execute();
+      },
+    },
+    '0006_manifests': {
+      async up(db: Kysely<any>) {
+        // The signed manifest (RFC 8785 JSON, signature included) is written in the same row as
+        // the query record, so one INSERT commits both; NULL for queries recorded before this.
+        await db.schema.alterTable('queries').addColumn('manifest', 'text').execute();
+        // Keyset order of ListManifests: (create_time, query_id), per account and per entity.
+        await db.schema.createIndex('queries_account_time').on('queries').columns(['account_id', 'create_time', 'query_id']).execute();
+        await db.schema.createIndex('queries_account_entity_time').on('queries').columns(['account_id', 'entity', 'create_time', 'query_id']).execute();
+        await db.schema.dropIndex('queries_account_entity').execute();
+        await db.schema
+          .createTable('signing_keys')
+          .addColumn('key_id', 'text', (c) => c.primaryKey())
+          // 1, 2, …: the highest signs; unique, so concurrent first starts or rotations cannot both win.
+          .addColumn('generation', 'integer', (c) => c.notNull().unique())
+          // base64url of the 32-byte Ed25519 public key (published).
+          .addColumn('public_key', 'text', (c) => c.notNull())
+          // The PKCS #8 private key, sealed under the master key (store/secret-box.ts).
+          .addColumn('private_key', 'text', (c) => c.notNull())
+          .addColumn('create_time', bigint, (c) => c.notNull())
+          .execute();
+      },
+    },
+    '0007_graph': {
+      async up(db: Kysely<any>) {
+        // ListRelations by kind walks (parent, kind, child) within one kind; by parent and by
+        // child the primary key and relations_child serve.
+        await db.schema.createIndex('relations_kind').on('relations').columns(['account_id', 'kind', 'parent', 'child']).execute();
+      },
+    },
+    '0008_subscriptions': {
+      async up(db: Kysely<any>) {
+        // text compares bytewise on PostgreSQL too, as 0009 makes every earlier table's (this one may run after it)
+        const text = dialect === 'postgres' ? sql.raw('text collate "C"') : 'text';
+        await db.schema
+          .createTable('subscriptions')
+          .addColumn('id', text, (c) => c.primaryKey())
+          .addColumn('account_id', text, (c) => c.notNull())
+          .addColumn('entity', text, (c) => c.notNull())
+          .addColumn('axes', text, (c) => c.notNull())
+          .addColumn('include_descendants', 'integer', (c) => c.notNull())
+          .addColumn('url', text, (c) => c.notNull())
+          .addColumn('events', text, (c) => c.notNull())
+          .addColumn('level', sql.raw(real), (c) => c.notNull())
+          .addColumn('state', text, (c) => c.notNull())
+          .addColumn('pause_reason', text, (c) => c.notNull())
+          .addColumn('secret', text, (c) => c.notNull())
+          .addColumn('previous_secret', text)
+          .addColumn('previous_secret_expire_time', bigint)
+          .addColumn('create_time', bigint, (c) => c.notNull())
+          .addColumn('update_time', bigint, (c) => c.notNull())
+          .execute();
+        await db.schema.createIndex('subscriptions_account_time').on('subscriptions').columns(['account_id', 'create_time', 'id']).execute();
+        await db.schema.createIndex('subscriptions_account_state').on('subscriptions').columns(['account_id', 'state']).execute();
+        await db.schema
+          .createTable('drift_outbox')
+          .addColumn('id', bigint, (c) => (dialect === 'postgres' ? c.primaryKey().generatedAlwaysAsIdentity() : c.primaryKey().autoIncrement()))
+          .addColumn('account_id', text, (c) => c.notNull())
+          .addColumn('entity', text, (c) => c.notNull())
+          .addColumn('revision', bigint, (c) => c.notNull())
+          .addColumn('create_time', bigint, (c) => c.notNull())
+          .addColumn('lease_expire_time', bigint)
+          .execute();
+        await db.schema
+          .createTable('drift_states')
+          .addColumn('subscription_id', text, (c) => c.notNull())
+          .addColumn('entity', text, (c) => c.notNull())
+          .addColumn('axis', text, (c) => c.notNull())
+          .addColumn('state', text, (c) => c.notNull())
+          .addColumn('version', 'integer', (c) => c.notNull())
+          .addColumn('update_time', bigint, (c) => c.notNull())
+          .addPrimaryKeyConstraint('drift_states_pk', ['subscription_id', 'entity', 'axis'])
+          .execute();
+        await db.schema
+          .createTable('webhook_events')
+          .addColumn('id', text, (c) => c.primaryKey())
+          .addColumn('account_id', text, (c) => c.notNull())
+          .addColumn('subscription_id', text, (c) => c.notNull())
+          .addColumn('type', text, (c) => c.notNull())
+          .addColumn('create_time', bigint, (c) => c.notNull())
+          .addColumn('payload', text, (c) => c.notNull())
+          .execute();
+        await db.schema.createIndex('webhook_events_subscription').on('webhook_events').columns(['subscription_id']).execute();
+        await db.schema
+          .createTable('webhook_deliveries')
+          .addColumn('id', text, (c) => c.primaryKey())
+          .addColumn('account_id', text, (c) => c.notNull())
+          .addColumn('subscription_id', text, (c) => c.notNull())
+          .addColumn('event_id', text, (c) => c.notNull())
+          .addColumn('state', text, (c) => c.notNull())
+          .addColumn('attempt_count', 'integer', (c) => c.notNull())
+          .addColumn('next_attempt_time', bigint)
+          .addColumn('lease_owner', text)
+          .addColumn('lease_expire_time', bigint)
+          .addColumn('create_time', bigint, (c) => c.notNull())
+          .addColumn('update_time', bigint, (c) => c.notNull())
+          .execute();
+        await db.schema.createIndex('webhook_deliveries_due').on('webhook_deliveries').columns(['state', 'next_attempt_time']).execute();
+        await db.schema.createIndex('webhook_deliveries_log').on('webhook_deliveries').columns(['subscription_id', 'create_time', 'id']).execute();
+        await db.schema
+          .createTable('webhook_attempts')
+          .addColumn('delivery_id', text, (c) => c.notNull())
+          .addColumn('attempt', 'integer', (c) => c.notNull())
+          .addColumn('time', bigint, (c) => c.notNull())
+          .addColumn('status_code', 'integer', (c) => c.notNull())
+          .addColumn('error', text, (c) => c.notNull())
+          .addColumn('latency_ms', sql.raw(real), (c) => c.notNull())
+          .addPrimaryKeyConstraint('webhook_attempts_pk', ['delivery_id', 'attempt'])
+          .execute();
+      },
+    },
+    '0009_postgres': {
+      /**
+       * PostgreSQL: every text column compares and sorts bytewise (`COLLATE "C"`), as SQLite's
+       * do, whatever the database's default collation. Why: a server's default is often a
+       * language collation (en_US, ICU), where "a:b" < "ab" < "B" — identifiers would list in
+       * another order than on SQLite, and text indexes would not serve prefix matches. Applies
+       * to every table present when it runs (those of all earlier migrations); a later
+       * migration gives its own text columns `COLLATE "C"`.
+       */
+      async up(db: Kysely<any>) {
+        if (dialect !== 'postgres') return;
+        const { rows } = await sql<{ table_name: string; column_name: string }>`
+          SELECT table_name, column_name FROM information_schema.columns
+          WHERE table_schema = current_schema() AND data_type = 'text' AND table_name NOT LIKE 'kysely_%'
+            AND (collation_name IS NULL OR collation_name <> 'C')
+          ORDER BY table_name, ordinal_position`.execute(db);
+        const columns = new Map<string, string[]>();
+        for (const r of rows) columns.set(r.table_name, [...(columns.get(r.table_name) ?? []), r.column_name]);
+        // Foreign keys between these columns stay valid (both sides deterministic collations).
+        for (const [table, names] of columns) {
+          const changes = sql.join(names.map((c) => sql`ALTER COLUMN ${sql.id(c)} TYPE text COLLATE "C"`));
+          await sql`ALTER TABLE ${sql.id(table)} ${changes}`.execute(db);
+        }
+      },
+    },
   };
 }
 

@@ -9,6 +9,8 @@ export interface AccountsTable {
   email: string | null;
   tier: string;
   create_time: number;
+  /** The account's latest data revision (0 before its first ingest); each ingest increments it. */
+  data_revision: Generated<number>;
 }
 
 export interface ApiKeysTable {
@@ -54,7 +56,8 @@ export interface RelationsTable {
 }
 
 export interface RevisionsTable {
-  revision: Generated<number>;
+  /** Per account: (account_id, revision) is the key. */
+  revision: number;
   account_id: string;
   create_time: number;
   observation_count: number;
@@ -87,7 +90,7 @@ export interface IdempotencyTable {
   state: string;
   /** `ok` or the stored error code. */
   outcome: string | null;
-  /** base64 of the response encoding, or JSON of the error {message, details}. */
+  /** base64 of the response encoding, or JSON of the error {message, details}, sealed under the master key (`sb1.…`, see rpc/idempotency.ts). */
   response: string | null;
   /** JSON of the response headers to replay. */
   headers: string | null;
@@ -113,19 +116,125 @@ export interface QueriesTable {
   /** The data revision the query read. */
   data_revision: number;
   key_id: string;
-  /** JSON: the normalised request. */
+  /** JSON: the normalised request. `{}` since 0006_manifests: the manifest's `request` holds it. */
   request: string;
-  /** JSON: per axis the inputs (count, first/last time, series digest) and model (name, params, seed). */
+  /**
+   * JSON: per axis the inputs (count, first/last time, series digest) and model (name, params,
+   * seed). `{}` since 0006_manifests: the manifest carries all of it.
+   */
   record: string;
-  /** JSON: the forecast returned. */
+  /**
+   * The forecast returned: since 0006_manifests the RFC 8785 canonical JSON of its proto3 JSON
+   * form (proto field names), before that canonical JSON of the generated object (camelCase).
+   */
   output: string;
-  /** SHA-256 of the RFC 8785 canonical JSON of `output`. */
+  /** SHA-256 (hex) of `output`: the manifest's `output_digest`. */
   output_digest: string;
+  /** The signed manifest, RFC 8785 canonical JSON with its signature; null before 0006_manifests. */
+  manifest: string | null;
+}
+
+export interface SigningKeysTable {
+  key_id: string;
+  /** 1, 2, …: the highest generation is the key that signs now. */
+  generation: number;
+  /** base64url of the raw 32-byte Ed25519 public key. */
+  public_key: string;
+  /** PKCS #8 DER of the private key, sealed with the master key (`store/secret-box.ts`). */
+  private_key: string;
+  create_time: number;
 }
 
 export interface ServerSecretsTable {
   name: string;
   value: string;
+}
+
+export interface SubscriptionsTable {
+  /** `sub_…`. */
+  id: string;
+  account_id: string;
+  entity: string;
+  /** JSON array of axis names; empty = every axis. */
+  axes: string;
+  /** 0/1. */
+  include_descendants: number;
+  url: string;
+  /** JSON array of event types. */
+  events: string;
+  level: number;
+  /** `active` or `paused`. */
+  state: string;
+  pause_reason: string;
+  /** The signing secret, sealed (store/secret-box.ts, context `webhook-secret:<id>`). */
+  secret: string;
+  /** The previous secret during a rotation's grace period, sealed (`webhook-secret-previous:<id>`). */
+  previous_secret: string | null;
+  previous_secret_expire_time: number | null;
+  create_time: number;
+  update_time: number;
+}
+
+export interface DriftOutboxTable {
+  /** Insertion order. */
+  id: Generated<number>;
+  account_id: string;
+  entity: string;
+  /** The data revision whose observations are to be scored. */
+  revision: number;
+  create_time: number;
+  /** A worker's claim ends at this time (null: unclaimed). */
+  lease_expire_time: number | null;
+}
+
+export interface DriftStatesTable {
+  subscription_id: string;
+  entity: string;
+  axis: string;
+  /** JSON of the engine's DriftState (engine/drift/score.ts). */
+  state: string;
+  /** Bumped on every write: a concurrent writer's stale update matches no row. */
+  version: number;
+  update_time: number;
+}
+
+export interface WebhookEventsTable {
+  /** `evt_…`: the webhook-id. */
+  id: string;
+  account_id: string;
+  subscription_id: string;
+  type: string;
+  create_time: number;
+  /** The exact JSON body sent (signatures cover these bytes). */
+  payload: string;
+}
+
+export interface WebhookDeliveriesTable {
+  /** `dlv_…`. */
+  id: string;
+  account_id: string;
+  subscription_id: string;
+  event_id: string;
+  /** `pending`, `succeeded` or `failed`. */
+  state: string;
+  attempt_count: number;
+  /** When the next attempt is due (pending only). */
+  next_attempt_time: number | null;
+  /** Which process holds the claim, until when. */
+  lease_owner: string | null;
+  lease_expire_time: number | null;
+  create_time: number;
+  update_time: number;
+}
+
+export interface WebhookAttemptsTable {
+  delivery_id: string;
+  attempt: number;
+  time: number;
+  /** HTTP status, 0 without an answer. */
+  status_code: number;
+  error: string;
+  latency_ms: number;
 }
 
 export interface Schema {
@@ -140,5 +249,12 @@ export interface Schema {
   idempotency: IdempotencyTable;
   signups: SignupsTable;
   queries: QueriesTable;
+  signing_keys: SigningKeysTable;
   server_secrets: ServerSecretsTable;
+  subscriptions: SubscriptionsTable;
+  drift_outbox: DriftOutboxTable;
+  drift_states: DriftStatesTable;
+  webhook_events: WebhookEventsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
 }

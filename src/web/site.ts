@@ -1,38 +1,55 @@
 /**
- * The pricing and sign-up page at `/` (API.md section 3), served from `web/` with no CDN, and the
- * OpenAPI document at `/openapi.json` (generated from the route table). The
+ * The pricing and sign-up page at `/` (API.md section 3), served from `web/` with no CDN, the
+ * OpenAPI document at `/openapi.json` (generated from the route table) and the API reference at
+ * `/docs` (Swagger UI from the swagger-ui-dist package, served from this server). The
  * no-JavaScript form post (`POST /signup`) goes through the same SignUp endpoint and pipeline as
  * the API, then renders the key as HTML.
  */
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import express, { type Request, type Response } from 'express';
+import { dirname, join } from 'node:path';
+import express, { type NextFunction, type Request, type Response } from 'express';
 import { packageRoot } from '../rpc/descriptors';
 import type { Pipeline } from '../rpc/pipeline';
 import { openApiDocument } from '../transport/rest/openapi';
 import type { RouteTable } from '../transport/rest/route-table';
 
 const WEB = join(packageRoot(), 'web');
+/** The files of swagger-ui-dist the docs page loads (the package holds more: a demo page among them). */
+const SWAGGER_UI = dirname(require.resolve('swagger-ui-dist/swagger-ui-bundle.js'));
+const SWAGGER_UI_FILES = new Set(['/swagger-ui-bundle.js', '/swagger-ui.css']);
+const PAGE_CSP = "default-src 'self'; style-src 'self'; script-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'self'";
+// Swagger UI sets style attributes and draws icons from data: URIs; it loads nothing from elsewhere.
+const DOCS_CSP = "default-src 'self'; style-src 'self' 'unsafe-inline'; script-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'";
+
+/** Options of the site. */
+export interface SiteOptions {
+  /** The API's public base URL for the OpenAPI `servers` list (default: this server, `/`). */
+  readonly publicBaseUrl?: string;
+}
 
 function escapeHtml(s: string): string {
   return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 }
 
 /** Express handlers for the site, to mount before the API gateway. */
-export function siteHandlers(pipeline: Pipeline, routes: RouteTable): express.RequestHandler[] {
+export function siteHandlers(pipeline: Pipeline, routes: RouteTable, options: SiteOptions = {}): express.RequestHandler[] {
   const router = express.Router();
-  const openapi = JSON.stringify(openApiDocument(routes));
+  const openapi = JSON.stringify(openApiDocument(routes, options.publicBaseUrl));
   router.get('/openapi.json', (_req, res) => {
     res.type('application/json').send(openapi);
   });
   const index = readFileSync(join(WEB, 'index.html'), 'utf8');
-  const page = (res: Response, status: number, html: string) => {
-    res.status(status).setHeader('content-security-policy', "default-src 'self'; style-src 'self'; script-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'self'");
+  const docs = readFileSync(join(WEB, 'docs.html'), 'utf8');
+  const page = (res: Response, status: number, html: string, csp = PAGE_CSP) => {
+    res.status(status).setHeader('content-security-policy', csp);
     res.setHeader('x-content-type-options', 'nosniff');
     res.type('html').send(html);
   };
   router.get('/', (_req, res) => page(res, 200, index));
-  router.use('/assets', express.static(WEB, { index: false, fallthrough: false, maxAge: '1h' }));
+  router.use('/assets', express.static(WEB, { index: false, redirect: false, maxAge: '1h' }));
+  router.get('/docs', (_req, res) => page(res, 200, docs, DOCS_CSP));
+  router.use('/docs/assets', (req: Request, _res: Response, next: NextFunction) => (SWAGGER_UI_FILES.has(req.path) ? next() : next('router')));
+  router.use('/docs/assets', express.static(SWAGGER_UI, { index: false, redirect: false, maxAge: '1h' }));
   router.post('/signup', express.urlencoded({ extended: false, limit: '8kb' }), async (req: Request, res: Response) => {
     const entry = pipeline.methods.get('/forecast.v1.AccountService/SignUp')!;
     const email = typeof req.body?.email === 'string' ? req.body.email : '';

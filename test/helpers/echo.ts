@@ -15,10 +15,11 @@ import { EchoServiceService } from '../gen/forecast/testing/v1/echo_service.pb';
 import { bindService } from '../../src/rpc/registry';
 import type { ServiceImpl } from '../../src/rpc/method';
 import type { Clock } from '../../src/clock';
+import type { Logger } from '../../src/log';
 import { startTestService, type TestService } from './service';
 
 /** A test service that also serves the test-only EchoService with `impl`. */
-export function startWithEcho(impl: ServiceImpl<typeof EchoServiceService>, options: { clock?: Clock } = {}): Promise<TestService> {
+export function startWithEcho(impl: ServiceImpl<typeof EchoServiceService>, options: { clock?: Clock; log?: Logger } = {}): Promise<TestService> {
   return startTestService({
     ...options,
     extraDescriptors: [ECHO_DESCRIPTORS],

@@ -1,15 +1,14 @@
 /**
  * Test harness: a real service (gRPC server + REST gateway) on free loopback ports with a
- * fresh SQLite file, plus accounts made through the real store.
+ * fresh database of the run's dialect (`helpers/database.ts`: SQLite, or PostgreSQL on the
+ * second pass of scripts/run-tests.js), plus accounts made through the real store.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import type { Scope, Tier } from '../../src/accounts/tiers';
 import type { Clock } from '../../src/clock';
 import { loadConfig } from '../../src/config';
 import { startService, type RunningService, type ServiceOptions } from '../../src/service';
+import { freshDatabaseUrl } from './database';
 
 export interface TestService {
   readonly service: RunningService;
@@ -22,18 +21,26 @@ export interface TestService {
   close(): Promise<void>;
 }
 
+/**
+ * Start a service on a fresh database (removed by `close()`), unless `env.DATABASE_URL` names
+ * one (then `env.MASTER_KEY` too, for PostgreSQL).
+ */
 export async function startTestService(options: ServiceOptions & { clock?: Clock; env?: NodeJS.ProcessEnv } = {}): Promise<TestService> {
-  const dir = mkdtempSync(join(tmpdir(), 'forecast-test-'));
+  const fresh = options.env?.DATABASE_URL ? undefined : await freshDatabaseUrl();
   const config = loadConfig({
     HTTP_PORT: '0',
     GRPC_PORT: '0',
     HOST: '127.0.0.1',
-    DATABASE_URL: `sqlite:${join(dir, 'test.db')}`,
+    ...(fresh && { DATABASE_URL: fresh.url }),
+    ...(fresh?.masterKey && { MASTER_KEY: fresh.masterKey }),
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     SHUTDOWN_GRACE_MS: '2000',
     ...options.env,
   });
-  const service = await startService(config, options);
+  const service = await startService(config, options).catch(async (err) => {
+    await fresh?.drop();
+    throw err;
+  });
   const clients: grpc.Client[] = [];
   return {
     service,
@@ -51,7 +58,7 @@ export async function startTestService(options: ServiceOptions & { clock?: Clock
     async close() {
       for (const c of clients) c.close();
       await service.stop();
-      rmSync(dir, { recursive: true, force: true });
+      await fresh?.drop();
     },
   };
 }

@@ -6,10 +6,12 @@ import { afterAll, beforeAll, describe, test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import { EntityServiceClient } from '../../gen/forecast/v1/entity_service.pb';
 import { AccountServiceClient } from '../../gen/forecast/v1/account_service.pb';
-import { startTestService, type TestService } from '../helpers/service';
+import type { TestService } from '../helpers/service';
+import { startWithEcho } from '../helpers/echo';
+import { createLogger } from '../../src/log';
+import { EchoServiceClient } from '../gen/forecast/testing/v1/echo_service.pb';
 import { grpcCall, rest, type Outcome } from '../helpers/dual';
 import { generateApiKey, hashApiKey } from '../../src/accounts/api-key';
-import { ServiceError } from '../../src/rpc/errors';
 import * as http2 from 'node:http2';
 import { makeGenericClientConstructor } from '@grpc/grpc-js';
 
@@ -18,9 +20,26 @@ let entities: EntityServiceClient;
 let accounts: AccountServiceClient;
 let keyA: string;
 let keyB: string;
+let echo: EchoServiceClient;
+/** The service's log lines (JSON), to see what it kept for itself. */
+const logLines: string[] = [];
+/** What a broken endpoint throws: text that must never reach a client. */
+const SECRET_CAUSE = 'SELECT password FROM accounts WHERE id = 7 failed: hunter2';
 
 beforeAll(async () => {
-  t = await startTestService();
+  t = await startWithEcho(
+    {
+      shout: {
+        access: 'public',
+        async handle() {
+          throw new Error(SECRET_CAUSE);
+        },
+      },
+      oldEcho: { access: 'public', handle: async (req) => ({ name: req.name, tags: [], loud: false }) },
+    },
+    { log: createLogger('error', (line) => logLines.push(line)) },
+  );
+  echo = t.client(EchoServiceClient);
   entities = t.client(EntityServiceClient);
   accounts = t.client(AccountServiceClient);
   keyA = (await t.account('enterprise')).key;
@@ -70,6 +89,17 @@ describe('authentication', () => {
     expectError(await getEntity('store:berlin', generateApiKey()), 'unauthenticated', 401, 16);
   });
 
+  test('a key with a stray space: REST trims it; gRPC (whose HTTP/2 layer drops such a value) says to look for the space', async () => {
+    const r = await rest(t, undefined, { method: 'GET', path: '/v1/entities/store:berlin', headers: { authorization: `Bearer ${keyA} ` } });
+    assert.equal(r.code, 'ok', r.message);
+    for (const value of [`Bearer ${keyA} `, ` Bearer ${keyA}`]) {
+      const g = await grpcCall(entities, entities.getEntity, undefined, { entity: 'store:berlin' }, { authorization: value });
+      expectError([g], 'unauthenticated', 401, 16, 'leading or trailing space');
+    }
+    const none = await grpcCall(entities, entities.getEntity, undefined, { entity: 'store:berlin' });
+    expectError([none], 'unauthenticated', 401, 16, 'missing API key');
+  });
+
   test('a revoked key is refused at once; an expired key is refused', async () => {
     const { accountId, key } = await t.account('pro');
     assert.equal((await getEntity('store:none', key))[0].code, 'not_found');
@@ -110,9 +140,11 @@ describe('authentication', () => {
     assert.equal(r.data.tier, 'pro');
     assert.equal(r.data.support, 'email, 24 h response');
     assert.equal(r.data.quota.limit, 10000);
-    assert.equal(r.data.quota.used, 1); // the REST call itself
-    assert.equal(g.data.quota.used, 2); // and then the gRPC one
+    assert.equal(r.data.quota.used, 0, 'reading the account is free');
+    assert.equal(g.data.quota.used, 0);
     assert.equal(g.data.tier, 'pro');
+    assert.equal(g.data.support, 'email, 24 h response');
+    assert.equal(g.data.quota.limit, 10000);
   });
 });
 
@@ -168,7 +200,7 @@ describe('input errors', () => {
     expectError([await rest(t, keyA, { method: 'GET', path: '/v1/nothing-here' })], 'not_found', 404, 5);
     const wrongMethod = await rest(t, keyA, { method: 'PUT', path: '/v1/entities/store:berlin' });
     expectError([wrongMethod], 'method_not_allowed', 405, 12);
-    assert.equal(wrongMethod.headers.allow, 'DELETE, GET');
+    assert.equal(wrongMethod.headers.allow, 'DELETE, GET, HEAD');
     const Ctor = makeGenericClientConstructor(
       { nope: { path: '/forecast.v1.EntityService/Nope', requestStream: false, responseStream: false, requestSerialize: (b: Buffer) => b, requestDeserialize: (b: Buffer) => b, responseSerialize: (b: Buffer) => b, responseDeserialize: (b: Buffer) => b } },
       'Nope',
@@ -178,11 +210,17 @@ describe('input errors', () => {
     assert.equal(g.status, 12);
   });
 
-  test('internal errors never leak details', async () => {
-    // A request id that exists in the REST error body and the gRPC trailers is already checked above;
-    // here: an internal error produced inside an endpoint keeps its cause out of the response.
-    const e = ServiceError.from(new Error('SELECT secret FROM table failed'));
-    assert.equal(e.code, 'internal');
-    assert.equal(e.message, 'internal error');
+  test('an internal error keeps its cause out of the answer on the wire (both protocols) and in the log', async () => {
+    const r = await rest(t, undefined, { method: 'POST', path: '/v1/testing/echo/x:shout', body: {} });
+    const g = await grpcCall(echo, echo.shout, undefined, { name: 'x', text: '', times: 0, legacyNote: '' });
+    expectError([r, g], 'internal', 500, 13);
+    for (const o of [r, g]) assert.equal(o.message, 'internal error', o.protocol);
+    // nothing of the cause anywhere in what the client received: body, headers, trailers, status details
+    const wire = [JSON.stringify(r.data), JSON.stringify(r.headers), JSON.stringify(g.headers)].join('\n');
+    for (const word of ['hunter2', 'password', 'SELECT', 'stack']) assert.ok(!wire.includes(word), `"${word}" reached the client`);
+    const logged = logLines.map((l) => JSON.parse(l)).filter((l) => l.msg === 'internal error');
+    assert.equal(logged.length, 2, 'both logged, with their cause');
+    for (const l of logged) assert.equal(l.error.message, SECRET_CAUSE);
+    assert.deepEqual(logged.map((l) => l.requestId).sort(), [r.requestId, g.requestId].sort(), 'the log names the request ids the client got');
   });
 });

@@ -5,23 +5,19 @@
  */
 import { afterAll, beforeAll, test } from '@jest/globals';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { launchChromium } from '../helpers/browser';
 import { packageRoot } from '../../src/rpc/descriptors';
 import { startTestService, type TestService } from '../helpers/service';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 let t: TestService;
 let browser: Browser;
 
 beforeAll(async () => {
-  assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: make test installs Debian's chromium (scripts/install-browser.sh)`);
   t = await startTestService();
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();
@@ -42,7 +38,9 @@ test('sign up in the browser, copy the key, call the API with it', async () => {
   assert.match(await page.locator('#signup-error').innerText(), /valid email/);
   await page.getByLabel('Work email').fill('browser@example.com');
   await page.getByRole('button', { name: 'Create free account' }).click();
-  const keyText = await page.locator('#api-key').innerText({ timeout: 10_000 });
+  // The key's element is on the page (empty) before the sign-up answers: wait for its text.
+  await page.locator('#api-key').filter({ hasText: /\S/ }).waitFor({ timeout: 10_000 });
+  const keyText = await page.locator('#api-key').innerText();
   assert.match(keyText, /^fk_live_[0-9A-Za-z]{38}$/);
   await page.getByRole('button', { name: 'Copy' }).click();
   await page.getByText('Copied to the clipboard.').waitFor();
@@ -55,5 +53,34 @@ test('sign up in the browser, copy the key, call the API with it', async () => {
   const res = await fetch(`${t.baseUrl}/v1/account`, { headers: { authorization: `Bearer ${copied}` } });
   assert.equal(res.status, 200);
   assert.equal(((await res.json()) as { tier: string }).tier, 'free');
+  await context.close();
+});
+
+test('the API reference at /docs, linked from the home page, renders every operation from local files only', async () => {
+  const context = await browser.newContext({ viewport: { width: 1200, height: 1400 } });
+  const page = await context.newPage();
+  const requested: string[] = [];
+  const problems: string[] = [];
+  page.on('request', (r) => requested.push(r.url()));
+  page.on('console', (m) => {
+    if (m.type() === 'error') problems.push(m.text());
+  });
+  page.on('pageerror', (e) => problems.push(String(e)));
+  await page.goto(`${t.baseUrl}/`);
+  await page.getByRole('link', { name: 'API docs' }).click();
+  await page.waitForURL(`${t.baseUrl}/docs`);
+  const operations = page.locator('.opblock');
+  await operations.nth(t.service.routes.routes.length - 1).waitFor();
+  assert.equal(await operations.count(), t.service.routes.routes.length);
+  for (const r of t.service.routes.routes) {
+    assert.ok(await page.locator(`.opblock-summary-path[data-path="${r.template.template}"]`).count(), r.template.template);
+  }
+  // Open one operation: its parameters and error answers render too.
+  await page.locator('.opblock-summary-path[data-path="/v1/entities/{entity}"]').first().click();
+  await page.getByText('Missing or invalid API key', { exact: false }).first().waitFor();
+  await page.screenshot({ path: join(packageRoot(), 'test-artifacts', 'docs.png') });
+  const foreign = requested.filter((u) => !u.startsWith(`${t.baseUrl}/`) && !u.startsWith('data:'));
+  assert.deepEqual(foreign, [], 'no request leaves the service (no CDN, no validator badge)');
+  assert.deepEqual(problems, [], 'no script error and no CSP violation');
   await context.close();
 });

@@ -1,11 +1,12 @@
-/** The operator CLI against a real SQLite file: accounts and keys made by the CLI work on the API. */
+/** The operator CLI against the run's database: accounts and keys made by the CLI work on the API. */
 import { test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { packageRoot } from '../../src/rpc/descriptors';
+import { freshDatabaseUrl } from '../helpers/database';
 import { startTestService } from '../helpers/service';
 
 const bin = join(packageRoot(), 'bin', 'forecast.js');
@@ -20,8 +21,8 @@ function cli(args: string[], env: NodeJS.ProcessEnv): { code: number; out: strin
 }
 
 test('accounts create --json, keys create/revoke, set-tier; the keys work on the API', async () => {
-  const db = `sqlite:${join(mkdtempSync(join(tmpdir(), 'forecast-cli-')), 'cli.db')}`;
-  const env = { DATABASE_URL: db };
+  const fresh = await freshDatabaseUrl();
+  const env = { DATABASE_URL: fresh.url, ...(fresh.masterKey && { MASTER_KEY: fresh.masterKey }) };
   const created = cli(['accounts', 'create', '--tier', 'free', '--email', 'ops@example.com', '--json'], env);
   assert.equal(created.code, 0, created.err);
   const { account_id, api_key } = JSON.parse(created.out.trim());
@@ -36,7 +37,7 @@ test('accounts create --json, keys create/revoke, set-tier; the keys work on the
   assert.deepEqual(key2.scopes, ['forecast:read']);
   assert.equal(cli(['keys', 'create', '--account', account_id, '--scopes', 'everything'], env).code, 2);
 
-  const t = await startTestService({ env: { DATABASE_URL: db } });
+  const t = await startTestService({ env });
   try {
     const get = (k: string) => fetch(`${t.baseUrl}/v1/account`, { headers: { authorization: `Bearer ${k}` } });
     const res = await get(api_key);
@@ -50,6 +51,7 @@ test('accounts create --json, keys create/revoke, set-tier; the keys work on the
     assert.equal(cli(['keys', 'revoke', '--account', account_id, '--key', key2.key_id], env).code, 1);
   } finally {
     await t.close();
+    await fresh.drop();
   }
 });
 
@@ -57,4 +59,27 @@ test('usage errors exit 2 with the usage text', () => {
   const r = cli(['frobnicate'], {});
   assert.equal(r.code, 2);
   assert.match(r.err, /usage: forecast/);
+});
+
+test('every command and subcommand answers --help (and -h) with its usage, exit 0, touching nothing', () => {
+  const cases: [string[], RegExp][] = [
+    [['--help'], /^usage: forecast <command>/],
+    [['help'], /^usage: forecast <command>/],
+    [['serve', '--help'], /^usage: forecast serve/],
+    [['accounts', '--help'], /^usage: forecast accounts <create\|set-tier>/],
+    [['accounts', 'create', '--help'], /^usage: forecast accounts create --tier/],
+    [['accounts', 'create', '--tier', 'free', '-h'], /^usage: forecast accounts create --tier/],
+    [['accounts', 'set-tier', '--help'], /^usage: forecast accounts set-tier/],
+    [['keys', '--help'], /^usage: forecast keys <create\|revoke>/],
+    [['keys', 'create', '--help'], /^usage: forecast keys create --account/],
+    [['keys', 'revoke', '-h'], /^usage: forecast keys revoke/],
+  ];
+  const dir = mkdtempSync(join(tmpdir(), 'forecast-cli-help-'));
+  const env = { DATABASE_URL: `sqlite:${join(dir, 'never.db')}` };
+  for (const [args, usage] of cases) {
+    const r = cli(args, env);
+    assert.equal(r.code, 0, `${args.join(' ')}: ${r.err}`);
+    assert.match(r.out, usage, args.join(' '));
+  }
+  assert.equal(existsSync(join(dir, 'never.db')), false, 'no command ran');
 });

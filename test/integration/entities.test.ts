@@ -172,31 +172,80 @@ describe('pagination', () => {
     assert.deepEqual(grpcNames, ['sku:p0', 'sku:p0a', 'sku:p1', 'sku:p2', 'sku:p3', 'sku:p4', 'sku:p5', 'sku:p6']);
   });
 
-  test('a tampered cursor, or one from another query or account, is 400 invalid_cursor', async () => {
-    const first = await rest(t, key, { method: 'GET', path: '/v1/entities?type=sku&page_size=2' });
-    const cursor: string = first.data.next_cursor;
-    assert.ok(cursor);
-    const tampered = cursor.slice(0, 3) + (cursor[3] === 'A' ? 'B' : 'A') + cursor.slice(4);
-    for (const path of [`/v1/entities?type=sku&cursor=${encodeURIComponent(tampered)}`, `/v1/entities?type=store&cursor=${encodeURIComponent(cursor)}`]) {
-      const o = await rest(t, key, { method: 'GET', path });
-      assert.equal(o.code, 'invalid_cursor', path);
-      assert.equal(o.status, 400);
-    }
-    const other = (await t.account()).key;
-    const g = await grpcCall(client, client.listEntities, other, { type: 'sku', pageSize: 2, cursor });
-    assert.equal(g.code, 'invalid_cursor');
+  for (const protocol of ['rest', 'grpc'] as const) {
+    test(`${protocol}: a tampered cursor, junk after its signature, or one from another query or account is 400 invalid_cursor`, async () => {
+      const list = (apiKey: string, type: string, cursor: string) =>
+        protocol === 'rest'
+          ? rest(t, apiKey, { method: 'GET', path: `/v1/entities?type=${type}&page_size=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}` })
+          : grpcCall(client, client.listEntities, apiKey, { type, pageSize: 2, cursor });
+      const first = await list(key, 'sku', '');
+      const cursor: string = protocol === 'rest' ? first.data.next_cursor : first.data.nextCursor;
+      assert.ok(cursor);
+      const four = protocol === 'rest' ? await rest(t, key, { method: 'GET', path: '/v1/entities?type=sku&page_size=4' }) : await grpcCall(client, client.listEntities, key, { type: 'sku', pageSize: 4, cursor: '' });
+      const second = await list(key, 'sku', cursor);
+      assert.deepEqual(second.data.entities.map((x: any) => x.entity), four.data.entities.slice(2).map((x: any) => x.entity), 'the cursor itself works');
+      const tampered = cursor.slice(0, 3) + (cursor[3] === 'A' ? 'B' : 'A') + cursor.slice(4);
+      const other = (await t.account()).key;
+      const cases: [string, Outcome][] = [
+        ['tampered', await list(key, 'sku', tampered)],
+        ['junk after the signature', await list(key, 'sku', `${cursor}!!`)],
+        ['a character after the signature', await list(key, 'sku', `${cursor}A`)],
+        ['another query', await list(key, 'store', cursor)],
+        ['another account', await list(other, 'sku', cursor)],
+      ];
+      for (const [what, o] of cases) {
+        assert.equal(o.code, 'invalid_cursor', what);
+        assert.equal(o.status, protocol === 'rest' ? 400 : grpc.status.INVALID_ARGUMENT, what);
+      }
+    });
+  }
+});
+
+describe('page sizes', () => {
+  let pageKey: string;
+  beforeAll(async () => {
+    // 205 entities, written straight through the store (the API path is tested above)
+    const { accountId, key: k } = await t.account('enterprise');
+    pageKey = k;
+    await t.service.ctx.database.transaction(async (trx) => {
+      for (let i = 0; i < 205; i++) {
+        await t.service.ctx.entities.upsertRow(trx, accountId, { entity: `item:${String(i).padStart(3, '0')}`, type: 'item', displayName: '', frequency: 'P1D', seasonLength: 7 }, Date.now());
+      }
+    });
   });
 
-  test('page_size: default 50, >200 coerced to 200, negative or non-integer is 400', async () => {
-    const neg = await rest(t, key, { method: 'GET', path: '/v1/entities?page_size=-1' });
-    assert.equal(neg.code, 'invalid_argument');
-    assert.ok(neg.message.includes('page_size'));
-    const frac = await rest(t, key, { method: 'GET', path: '/v1/entities?page_size=2.5' });
-    assert.equal(frac.code, 'invalid_argument');
-    const g = await grpcCall(client, client.listEntities, key, { type: '', pageSize: -5, cursor: '' });
-    assert.equal(g.code, 'invalid_argument');
-    const big = await rest(t, key, { method: 'GET', path: '/v1/entities?page_size=100000' });
-    assert.equal(big.code, 'ok');
+  for (const protocol of ['rest', 'grpc'] as const) {
+    test(`${protocol}: default 50, a size as asked, over 200 coerced to 200, and the pages cover the set once`, async () => {
+      const list = (size: number | undefined, cursor = '') =>
+        protocol === 'rest'
+          ? rest(t, pageKey, { method: 'GET', path: `/v1/entities?${size === undefined ? '' : `page_size=${size}&`}${cursor ? `cursor=${encodeURIComponent(cursor)}` : ''}` })
+          : grpcCall(client, client.listEntities, pageKey, { type: '', pageSize: size ?? 0, cursor });
+      const names = (o: Outcome) => o.data.entities.map((x: any) => x.entity) as string[];
+      const next = (o: Outcome) => (protocol === 'rest' ? o.data.next_cursor : o.data.nextCursor) as string;
+      const byDefault = await list(undefined);
+      assert.equal(names(byDefault).length, 50);
+      assert.equal(names(byDefault)[0], 'item:000');
+      assert.ok(next(byDefault));
+      if (protocol === 'rest') assert.equal(names(await list(0)).length, 50, 'page_size=0 means the default');
+      assert.equal(names(await list(7)).length, 7);
+      const capped = await list(100_000);
+      assert.equal(names(capped).length, 200);
+      const last = await list(100_000, next(capped));
+      assert.deepEqual(names(last), ['item:200', 'item:201', 'item:202', 'item:203', 'item:204']);
+      assert.equal(next(last), '', 'the last page has no cursor');
+      assert.equal(new Set([...names(capped), ...names(last)]).size, 205);
+    });
+  }
+
+  test('negative or non-integer page sizes are 400 naming page_size (both protocols)', async () => {
+    for (const o of [
+      await rest(t, pageKey, { method: 'GET', path: '/v1/entities?page_size=-1' }),
+      await rest(t, pageKey, { method: 'GET', path: '/v1/entities?page_size=2.5' }),
+      await grpcCall(client, client.listEntities, pageKey, { type: '', pageSize: -5, cursor: '' }),
+    ]) {
+      assert.equal(o.code, 'invalid_argument', o.protocol);
+      assert.ok(o.message.startsWith('page_size'), o.message);
+    }
   });
 });
 

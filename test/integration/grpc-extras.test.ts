@@ -15,8 +15,6 @@ import { ECHO_DEPRECATIONS, ECHO_DESCRIPTORS } from '../helpers/echo';
 
 let t: TestService;
 let key: string;
-let releaseSlow: () => void = () => undefined;
-let slowStarted: () => void = () => undefined;
 
 beforeAll(async () => {
   t = await startTestService({
@@ -24,17 +22,11 @@ beforeAll(async () => {
     deprecations: ECHO_DEPRECATIONS,
     extraServices: () => [
       bindService(EchoServiceService, {
-        // A slow method to test deadlines and draining: waits until released or aborted.
+        // A method that never finishes on its own: only its deadline (the call's signal) ends it,
+        // as a well-behaved endpoint stops with the signal's reason.
         shout: {
           access: 'public',
-          handle: (req, ctx) =>
-            new Promise((resolve) => {
-              slowStarted();
-              const done = () => resolve({ shout: req.name.toUpperCase() });
-              releaseSlow = done;
-              if (req.times > 0) setTimeout(done, req.times);
-              ctx.signal.addEventListener('abort', done);
-            }),
+          handle: (_req, ctx) => new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason))),
         },
         oldEcho: { access: 'public', handle: async (req) => ({ name: req.name, tags: [], loud: false }) },
       }),
@@ -83,34 +75,46 @@ test('errors carry google.rpc.ErrorInfo with our code and request-id in the trai
   assert.match(String(err.metadata.get('request-id')[0]), /^req_/);
 });
 
-test('a deadline that passes ends the call with DEADLINE_EXCEEDED', async () => {
+test('a deadline that passes ends the call with DEADLINE_EXCEEDED (the method never ends otherwise)', async () => {
   const Echo = grpc.makeGenericClientConstructor(EchoServiceService, 'EchoService') as any;
   const client = t.client(Echo) as any;
-  const started = Date.now();
   const err = await new Promise<grpc.ServiceError>((resolve) =>
-    client.shout({ name: 'x', text: '', times: 5000, legacyNote: '' }, new grpc.Metadata(), { deadline: Date.now() + 150 }, (e: grpc.ServiceError) => resolve(e)),
+    client.shout({ name: 'x', text: '', times: 0, legacyNote: '' }, new grpc.Metadata(), { deadline: Date.now() + 150 }, (e: grpc.ServiceError) => resolve(e)),
   );
   assert.equal(err.code, grpc.status.DEADLINE_EXCEEDED);
-  assert.ok(Date.now() - started < 3000);
 });
 
 test('REST honours a Grpc-Timeout header with 504 deadline_exceeded', async () => {
   const res = await fetch(`${t.baseUrl}/v1/testing/echo/x:shout`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'grpc-timeout': '100m' },
-    body: JSON.stringify({ times: 5000 }),
+    body: JSON.stringify({ times: 0 }),
   });
   assert.equal(res.status, 504);
-  assert.equal(((await res.json()) as { code: string }).code, 'deadline_exceeded');
+  const body = (await res.json()) as { code: string; request_id: string };
+  assert.equal(body.code, 'deadline_exceeded');
+  assert.match(body.request_id, /^req_/);
 });
 
-test('shutdown drains an in-flight call before closing (graceful)', async () => {
+test('shutdown drains in-flight calls on both protocols before closing, and refuses new ones', async () => {
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  let started = 0;
+  let bothStarted!: () => void;
+  const inside = new Promise<void>((r) => (bothStarted = r));
   const other = await startTestService({
     extraDescriptors: [ECHO_DESCRIPTORS],
     deprecations: ECHO_DEPRECATIONS,
     extraServices: () => [
       bindService(EchoServiceService, {
-        shout: { access: 'public', handle: (req) => new Promise((resolve) => setTimeout(() => resolve({ shout: req.name.toUpperCase() }), 300)) },
+        shout: {
+          access: 'public',
+          async handle(req) {
+            if (++started === 2) bothStarted();
+            await gate;
+            return { shout: req.name.toUpperCase() };
+          },
+        },
         oldEcho: { access: 'public', handle: async (req) => ({ name: req.name, tags: [], loud: false }) },
       }),
     ],
@@ -119,8 +123,12 @@ test('shutdown drains an in-flight call before closing (graceful)', async () => 
   const client = new Echo(other.grpcAddress, grpc.credentials.createInsecure());
   const inflight = new Promise<any>((resolve, reject) => client.shout({ name: 'drain', text: '', times: 0, legacyNote: '' }, (e: Error | null, r: unknown) => (e ? reject(e) : resolve(r))));
   const restInflight = fetch(`${other.baseUrl}/v1/testing/echo/rest:shout`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
-  await new Promise((r) => setTimeout(r, 100));
+  await inside; // both calls are inside the endpoint
   const closing = other.close();
+  // a new call after the shutdown began is refused
+  const late = await new Promise<grpc.ServiceError | null>((resolve) => client.shout({ name: 'late', text: '', times: 0, legacyNote: '' }, (e: grpc.ServiceError | null) => resolve(e)));
+  assert.equal(late?.code, grpc.status.UNAVAILABLE);
+  release();
   assert.equal((await inflight).shout, 'DRAIN');
   assert.equal(((await (await restInflight).json()) as { shout: string }).shout, 'REST');
   await closing;

@@ -1,14 +1,17 @@
 /**
- * Idempotency keys (API.md section 11) on both protocols: exactly-once under concurrency,
- * replay with Idempotent-Replayed, 422 on a different request, 409 while in flight, the 24-hour
- * window (injected clock), ≥ 500 not stored, replays not counted, purge.
+ * Idempotency keys (API.md section 11), every behaviour on both protocols: exactly-once under
+ * concurrency, replay with Idempotent-Replayed, 422 on a different request, 409 while in flight,
+ * keys scoped to the account and the method, the 24-hour window (injected clock), requests
+ * refused before executing (400) and outcomes ≥ 500 not stored, executed 4xx outcomes replayed,
+ * replays not counted, purge. Synchronised explicitly with the endpoint (no sleeps).
  */
-import { afterAll, beforeAll, test } from '@jest/globals';
+import { afterAll, beforeAll, describe, test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import * as grpc from '@grpc/grpc-js';
 import { EntityServiceClient } from '../../gen/forecast/v1/entity_service.pb';
 import { EchoServiceClient } from '../gen/forecast/testing/v1/echo_service.pb';
 import { ManualClock } from '../../src/clock';
+import { invalidArgument, NotFoundError } from '../../src/rpc/errors';
 import type { TestService } from '../helpers/service';
 import { startWithEcho } from '../helpers/echo';
 import { grpcCall, rest, type Outcome } from '../helpers/dual';
@@ -19,7 +22,9 @@ let entities: EntityServiceClient;
 let echo: EchoServiceClient;
 let key: string;
 let executions = 0;
+/** The endpoint waits for this before answering; `entered` resolves when a call is inside it. */
 let gate: Promise<void> = Promise.resolve();
+let entered: () => void = () => undefined;
 
 beforeAll(async () => {
   t = await startWithEcho(
@@ -27,9 +32,12 @@ beforeAll(async () => {
       shout: {
         access: 'forecast:read',
         async handle(req) {
+          if (req.times === -400) throw invalidArgument('times', 'must not be -400');
           executions++;
+          entered();
           await gate;
           if (req.times === -500) throw new Error('boom');
+          if (req.times === -404) throw new NotFoundError('thing', req.name);
           return { shout: `${req.name}:${executions}` };
         },
       },
@@ -45,11 +53,19 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
+type Protocol = 'rest' | 'grpc';
+const PROTOCOLS: Protocol[] = ['rest', 'grpc'];
+
 const obs = [{ axis: 'demand', time: '2026-05-01T00:00:00Z', value: 3 }];
-const ingestRest = (k: string, body: unknown = { observations: obs }) =>
-  rest(t, key, { method: 'POST', path: '/v1/entities/store:idem/observations', body, headers: { 'idempotency-key': k } });
-const ingestGrpc = (k: string, value = 3) =>
-  grpcCall(entities, entities.ingestObservations, key, { entity: 'store:idem', observations: [{ ...obs[0], value, revision: '0' }] }, { 'idempotency-key': k });
+const ingest = (p: Protocol, k: string, value = 3, apiKey = key) =>
+  p === 'rest'
+    ? rest(t, apiKey, { method: 'POST', path: '/v1/entities/store:idem/observations', body: { observations: [{ ...obs[0], value }] }, headers: { 'idempotency-key': k } })
+    : grpcCall(entities, entities.ingestObservations, apiKey, { entity: 'store:idem', observations: [{ ...obs[0], value, revision: '0' }] }, { 'idempotency-key': k });
+const shout = (p: Protocol, k: string, name: string, times = 1, apiKey = key): Promise<Outcome> =>
+  p === 'rest'
+    ? rest(t, apiKey, { method: 'POST', path: `/v1/testing/echo/${name}:shout`, body: { times }, headers: { 'idempotency-key': k } })
+    : grpcCall(echo, echo.shout, apiKey, { name, text: '', times, legacyNote: '' }, { 'idempotency-key': k });
+const used = async (apiKey = key) => (await rest(t, apiKey, { method: 'GET', path: '/v1/account' })).data.quota.used as number;
 
 async function revisionsOf(): Promise<string[]> {
   const o = await rest(t, key, { method: 'GET', path: '/v1/entities/store:idem/observations' });
@@ -57,95 +73,130 @@ async function revisionsOf(): Promise<string[]> {
 }
 
 test('50 concurrent requests with one key, over both protocols, execute the ingest exactly once', async () => {
-  const outcomes: Outcome[] = await Promise.all(Array.from({ length: 50 }, (_, i) => (i % 2 ? ingestGrpc('k-concurrent') : ingestRest('k-concurrent'))));
+  const outcomes: Outcome[] = await Promise.all(Array.from({ length: 50 }, (_, i) => ingest(i % 2 ? 'grpc' : 'rest', 'k-concurrent')));
   const ok = outcomes.filter((o) => o.code === 'ok');
   const inUse = outcomes.filter((o) => o.code === 'idempotency_key_in_use');
   assert.equal(ok.length + inUse.length, 50, outcomes.map((o) => o.code).join(','));
-  for (const o of inUse) assert.equal(o.status, o.protocol === 'rest' ? 409 : 10);
+  for (const o of inUse) assert.equal(o.status, o.protocol === 'rest' ? 409 : grpc.status.ABORTED);
   const fresh = ok.filter((o) => o.headers['idempotent-replayed'] !== 'true');
   assert.equal(fresh.length, 1, 'exactly one execution');
   const revisions = new Set(ok.map((o) => String(o.data.revision)));
   assert.equal(revisions.size, 1, 'every replay returns the original revision');
   assert.deepEqual(await revisionsOf(), [...revisions]);
-  // replays return the stored response with the header, on both protocols
-  for (const again of [await ingestRest('k-concurrent'), await ingestGrpc('k-concurrent')]) {
+  for (const p of PROTOCOLS) {
+    const again = await ingest(p, 'k-concurrent');
     assert.equal(again.code, 'ok');
-    assert.equal(again.headers['idempotent-replayed'], 'true');
+    assert.equal(again.headers['idempotent-replayed'], 'true', p);
     assert.equal(String(again.data.revision), [...revisions][0]);
   }
 });
 
-test('same key with a different request is 422 idempotency_key_reused (both protocols)', async () => {
-  assert.equal((await ingestRest('k-diff')).code, 'ok');
-  const r = await ingestRest('k-diff', { observations: [{ ...obs[0], value: 4 }] });
-  assert.equal(r.code, 'idempotency_key_reused');
-  assert.equal(r.status, 422);
-  const g = await ingestGrpc('k-diff', 5);
-  assert.equal(g.code, 'idempotency_key_reused');
-  assert.equal(g.status, grpc.status.INVALID_ARGUMENT);
+describe.each(PROTOCOLS)('%s', (p) => {
+  test('same key with a different request is 422 idempotency_key_reused', async () => {
+    assert.equal((await ingest(p, `k-diff-${p}`)).code, 'ok');
+    const r = await ingest(p, `k-diff-${p}`, 4);
+    assert.equal(r.code, 'idempotency_key_reused');
+    assert.equal(r.status, p === 'rest' ? 422 : grpc.status.INVALID_ARGUMENT);
+  });
+
+  test('a key is scoped to the method: the same key on another POST method runs it', async () => {
+    const before = executions;
+    const a = await shout(p, `k-diff-${p}`, 'a');
+    assert.equal(a.code, 'ok');
+    assert.equal(a.headers['idempotent-replayed'], undefined);
+    assert.equal(executions, before + 1);
+  });
+
+  test('a key is scoped to the account: another account with the same key and request gets its own execution', async () => {
+    const other = (await t.account('pro')).key;
+    const mine = await shout(p, `k-tenant-${p}`, 'tenant');
+    const theirs = await shout(p, `k-tenant-${p}`, 'tenant', 1, other);
+    assert.equal(theirs.code, 'ok');
+    assert.equal(theirs.headers['idempotent-replayed'], undefined, 'not my stored response');
+    assert.notEqual(theirs.data.shout, mine.data.shout);
+    assert.equal((await shout(p, `k-tenant-${p}`, 'tenant', 1, other)).data.shout, theirs.data.shout, 'and theirs replays for them');
+  });
+
+  test('while the first call runs, a second gets 409; after it ends, a replay', async () => {
+    let release!: () => void;
+    gate = new Promise((r) => (release = r));
+    const inside = new Promise<void>((r) => (entered = r));
+    const first = shout(p, `k-slow-${p}`, 'slow');
+    await inside;
+    const second = await shout(p === 'rest' ? 'grpc' : 'rest', `k-slow-${p}`, 'slow');
+    assert.equal(second.code, 'idempotency_key_in_use');
+    release();
+    gate = Promise.resolve();
+    const done = await first;
+    const replay = await shout(p, `k-slow-${p}`, 'slow');
+    assert.equal(replay.data.shout, done.data.shout);
+    assert.equal(replay.headers['idempotent-replayed'], 'true');
+  });
+
+  test('outcomes with status ≥ 500 are not stored: the retry executes', async () => {
+    const before = executions;
+    assert.equal((await shout(p, `k-500-${p}`, 'x', -500)).code, 'internal');
+    assert.equal((await shout(p, `k-500-${p}`, 'x', -500)).code, 'internal');
+    assert.equal(executions - before, 2, 'a 500 is retried for real');
+  });
+
+  test('a request refused by validation (400) does not burn the key: the corrected retry executes', async () => {
+    const refused = await shout(p, `k-400b-${p}`, 'v', -400);
+    assert.equal(refused.code, 'invalid_argument');
+    const corrected = await shout(p, `k-400b-${p}`, 'v', 1);
+    assert.equal(corrected.code, 'ok', 'the corrected request runs under the same key');
+    assert.equal(corrected.headers['idempotent-replayed'], undefined);
+    // a malformed request (refused before the endpoint) neither
+    const malformed =
+      p === 'rest'
+        ? await rest(t, key, { method: 'POST', path: '/v1/entities/store:idem/observations', body: { observations: [{ axis: 'nope', time: obs[0].time, value: 1 }] }, headers: { 'idempotency-key': `k-400c-${p}` } })
+        : await grpcCall(entities, entities.ingestObservations, key, { entity: 'store:idem', observations: [{ axis: 'nope', time: obs[0].time, value: 1, revision: '0' }] }, { 'idempotency-key': `k-400c-${p}` });
+    assert.equal(malformed.code, 'invalid_argument');
+    const fixed = await ingest(p, `k-400c-${p}`, 9);
+    assert.equal(fixed.code, 'ok', fixed.message);
+    assert.equal(fixed.headers['idempotent-replayed'], undefined);
+  });
+
+  test('an executed 4xx outcome (404) is stored and replayed', async () => {
+    const before = executions;
+    const a = await shout(p, `k-404-${p}`, 'gone', -404);
+    const b = await shout(p, `k-404-${p}`, 'gone', -404);
+    assert.equal(a.code, 'not_found');
+    assert.equal(b.code, 'not_found');
+    assert.equal(b.headers['idempotent-replayed'], 'true');
+    assert.equal(executions - before, 1);
+  });
+
+  test('replays do not count against the quota', async () => {
+    const usedBefore = await used();
+    await ingest(p, 'k-concurrent');
+    await shout(p, `k-404-${p}`, 'gone', -404);
+    assert.equal(await used(), usedBefore, 'neither replay counted');
+  });
+
+  test('keys longer than 255 characters are refused; 255 are fine', async () => {
+    const o = await ingest(p, 'k'.repeat(256));
+    assert.equal(o.code, 'invalid_argument');
+    assert.ok(o.message.startsWith('Idempotency-Key'), o.message);
+    assert.equal((await ingest(p, `${p}${'k'.repeat(251)}`)).code, 'ok');
+  });
 });
 
-test('a key is scoped to the method: the same key on another POST method runs it', async () => {
-  const a = await grpcCall(echo, echo.shout, key, { name: 'a', text: '', times: 1, legacyNote: '' }, { 'idempotency-key': 'k-diff' });
-  assert.equal(a.code, 'ok');
-  assert.equal(a.headers['idempotent-replayed'], undefined);
-});
-
-test('while the first call runs, a second gets 409; after it ends, a replay', async () => {
-  let release!: () => void;
-  gate = new Promise((r) => (release = r));
-  const first = grpcCall(echo, echo.shout, key, { name: 'slow', text: '', times: 1, legacyNote: '' }, { 'idempotency-key': 'k-slow' });
-  await new Promise((r) => setTimeout(r, 50));
-  const second = await rest(t, key, { method: 'POST', path: '/v1/testing/echo/slow:shout', body: { times: 1 }, headers: { 'idempotency-key': 'k-slow' } });
-  assert.equal(second.code, 'idempotency_key_in_use');
-  release();
-  gate = Promise.resolve();
-  const done = await first;
-  const replay = await rest(t, key, { method: 'POST', path: '/v1/testing/echo/slow:shout', body: { times: 1 }, headers: { 'idempotency-key': 'k-slow' } });
-  assert.equal(replay.data.shout, done.data.shout);
-  assert.equal(replay.headers['idempotent-replayed'], 'true');
-});
-
-test('outcomes with status ≥ 500 are not stored; 4xx outcomes are replayed', async () => {
-  const before = executions;
-  const body = { times: -500 };
-  const a = await rest(t, key, { method: 'POST', path: '/v1/testing/echo/x:shout', body, headers: { 'idempotency-key': 'k-500' } });
-  const b = await rest(t, key, { method: 'POST', path: '/v1/testing/echo/x:shout', body, headers: { 'idempotency-key': 'k-500' } });
-  assert.equal(a.code, 'internal');
-  assert.equal(b.code, 'internal');
-  assert.equal(executions - before, 2, 'a 500 is retried for real');
-  const bad = await ingestRest('k-400', { observations: [{ axis: 'nope', time: obs[0].time, value: 1 }] });
-  const badAgain = await ingestRest('k-400', { observations: [{ axis: 'nope', time: obs[0].time, value: 1 }] });
-  assert.equal(bad.code, 'invalid_argument');
-  assert.equal(badAgain.code, 'invalid_argument');
-  assert.equal(badAgain.headers['idempotent-replayed'], 'true');
-});
-
-test('replays do not count against the quota', async () => {
-  const account = await rest(t, key, { method: 'GET', path: '/v1/account' });
-  const usedBefore = account.data.quota.used;
-  await ingestRest('k-concurrent');
-  await ingestGrpc('k-concurrent');
-  const after = await rest(t, key, { method: 'GET', path: '/v1/account' });
-  assert.equal(after.data.quota.used, usedBefore + 1, 'only the GetAccount call itself counted');
-});
-
-test('keys longer than 255 characters are refused', async () => {
-  const o = await ingestRest('k'.repeat(256));
-  assert.equal(o.code, 'invalid_argument');
-  assert.ok(o.message.includes('Idempotency-Key'));
-  assert.equal((await ingestRest('k'.repeat(255))).code, 'ok');
-});
-
-test('after 24 hours the same key executes anew, and expired entries are purged', async () => {
+test('the window is 24 hours: a replay just before its end, a new execution after; expired entries are purged', async () => {
   const before = await revisionsOf();
-  clock.advance(24 * 3600 * 1000 + 1000);
-  const o = await ingestRest('k-concurrent');
+  clock.advance(24 * 3600 * 1000 - 60_000); // 23 h 59 min after the first calls
+  for (const p of PROTOCOLS) {
+    const o = await ingest(p, 'k-concurrent');
+    assert.equal(o.headers['idempotent-replayed'], 'true', `${p}: still within the window`);
+  }
+  assert.deepEqual(await revisionsOf(), before);
+  clock.advance(61_000);
+  const o = await ingest('grpc', 'k-concurrent');
   assert.equal(o.code, 'ok');
   assert.equal(o.headers['idempotent-replayed'], undefined);
   assert.notDeepEqual(await revisionsOf(), before);
   const purged = await t.service.ctx.idempotency.purgeExpired(clock.now());
-  assert.ok(purged >= 4, `purged ${purged}`);
+  assert.ok(purged >= 10, `purged ${purged}`);
   const left = await t.service.ctx.database.db.selectFrom('idempotency').select('key').execute();
   assert.deepEqual(left.map((r) => r.key), ['k-concurrent']);
 });

@@ -1,93 +1,175 @@
-/** Key management over the API (`keys:admin`), both protocols: create, list, rotate with grace, revoke. */
-import { afterAll, beforeAll, test } from '@jest/globals';
+/**
+ * Key management over the API (`keys:admin`), every behaviour on both protocols: create, list
+ * (paginated, no secrets), rotate with a grace period (the replacement keeps the old key's
+ * expiry unless asked otherwise), revoke; secrets of responses stored for idempotent replay are
+ * never in the database in clear.
+ */
+import { afterAll, beforeAll, describe, test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import { KeyServiceClient } from '../../gen/forecast/v1/key_service.pb';
-import { ManualClock } from '../../src/clock';
+import { ManualClock, formatTime } from '../../src/clock';
 import { startTestService, type TestService } from '../helpers/service';
-import { grpcCall, rest } from '../helpers/dual';
+import { grpcCall, rest, type Outcome } from '../helpers/dual';
 
 const clock = new ManualClock(Date.UTC(2026, 6, 1, 9));
 let t: TestService;
 let client: KeyServiceClient;
-let admin: string;
 
 beforeAll(async () => {
   t = await startTestService({ clock });
   client = t.client(KeyServiceClient);
-  admin = (await t.account('enterprise', ['keys:admin', 'forecast:read'])).key;
 });
 afterAll(() => t.close());
 
+type Protocol = 'rest' | 'grpc';
+const PROTOCOLS: Protocol[] = ['rest', 'grpc'];
 const account = (k: string) => rest(t, k, { method: 'GET', path: '/v1/account' });
+const admin = async () => (await t.account('enterprise', ['keys:admin', 'forecast:read'])).key;
 
-test('create over REST and gRPC: secret once, scopes, expiry; bad scopes are 400', async () => {
-  const r = await rest(t, admin, { method: 'POST', path: '/v1/keys', body: { scopes: ['forecast:read'], name: 'ci', expires_in_seconds: 3600 } });
-  assert.equal(r.code, 'ok', r.message);
-  assert.match(r.data.api_key, /^fk_live_/);
-  assert.equal(r.data.key.state, 'active');
-  assert.deepEqual(r.data.key.scopes, ['forecast:read']);
-  assert.equal(r.data.key.expire_time, '2026-07-01T10:00:00Z');
-  assert.equal(r.data.api_key.startsWith(r.data.key.prefix), true);
-  assert.equal((await account(r.data.api_key)).code, 'ok');
-  const g = await grpcCall(client, client.createKey, admin, { scopes: [], name: '', expiresInSeconds: '0' });
-  assert.deepEqual(g.data.key.scopes, ['forecast:read', 'data:write', 'audit', 'subscriptions']);
-  const bad = await rest(t, admin, { method: 'POST', path: '/v1/keys', body: { scopes: ['root'] } });
-  assert.equal(bad.code, 'invalid_argument');
-  assert.ok(bad.message.includes('scopes[0]'));
-  clock.advance(3600_000);
-  assert.equal((await account(r.data.api_key)).code, 'unauthenticated');
-});
+/** A key record in one shape whichever protocol answered (REST snake_case, gRPC camelCase). */
+function keyOf(o: Outcome, field: 'key' | 'previous' = 'key') {
+  const k = o.data[field];
+  return o.protocol === 'rest'
+    ? { id: k.key_id, prefix: k.prefix, scopes: k.scopes, name: k.name, state: k.state, expire: k.expire_time, secret: o.data.api_key as string | undefined }
+    : { id: k.keyId, prefix: k.prefix, scopes: k.scopes, name: k.name, state: k.state, expire: k.expireTime, secret: o.data.apiKey as string | undefined };
+}
 
-test('without keys:admin every key method is 403', async () => {
-  const plain = (await t.account('enterprise')).key;
-  assert.equal((await rest(t, plain, { method: 'GET', path: '/v1/keys' })).code, 'permission_denied');
-  assert.equal((await grpcCall(client, client.createKey, plain, { scopes: [], name: '', expiresInSeconds: '0' })).code, 'permission_denied');
-});
+function create(p: Protocol, key: string, body: { scopes?: string[]; name?: string; expires_in_seconds?: number }, headers: Record<string, string> = {}): Promise<Outcome> {
+  if (p === 'rest') return rest(t, key, { method: 'POST', path: '/v1/keys', body, headers });
+  return grpcCall(client, client.createKey, key, { scopes: body.scopes ?? [], name: body.name ?? '', expiresInSeconds: String(body.expires_in_seconds ?? 0) }, headers);
+}
+function rotate(p: Protocol, key: string, id: string, body: { grace_period_seconds?: number; expires_in_seconds?: number }, headers: Record<string, string> = {}): Promise<Outcome> {
+  if (p === 'rest') return rest(t, key, { method: 'POST', path: `/v1/keys/${id}:rotate`, body, headers });
+  return grpcCall(client, client.rotateKey, key, { keyId: id, gracePeriodSeconds: String(body.grace_period_seconds ?? 0), expiresInSeconds: String(body.expires_in_seconds ?? 0) }, headers);
+}
+function revoke(p: Protocol, key: string, id: string): Promise<Outcome> {
+  if (p === 'rest') return rest(t, key, { method: 'POST', path: `/v1/keys/${id}:revoke`, body: {} });
+  return grpcCall(client, client.revokeKey, key, { keyId: id });
+}
+function list(p: Protocol, key: string, pageSize: number, cursor: string): Promise<Outcome> {
+  if (p === 'rest') return rest(t, key, { method: 'GET', path: `/v1/keys?page_size=${pageSize}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}` });
+  return grpcCall(client, client.listKeys, key, { pageSize, cursor });
+}
 
-test('list is paginated, newest first, and never shows secrets', async () => {
-  const seen: any[] = [];
-  let cursor = '';
-  do {
-    const o = await rest(t, admin, { method: 'GET', path: `/v1/keys?page_size=1${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}` });
-    assert.equal(o.code, 'ok', o.message);
-    seen.push(...o.data.keys);
-    cursor = o.data.next_cursor;
-  } while (cursor);
-  assert.equal(seen.length, 3);
-  assert.ok(seen.every((k) => !('api_key' in k) && k.prefix.length === 12));
-  // newest first (keys made at the same instant are ordered by id); each key exactly once
-  const times = seen.map((k) => k.create_time);
-  assert.deepEqual(times, [...times].sort().reverse());
-  assert.equal(new Set(seen.map((k) => k.key_id)).size, 3);
-  assert.deepEqual(seen.map((k) => k.state).sort(), ['active', 'active', 'expired']);
-});
+describe.each(PROTOCOLS)('%s', (p) => {
+  test('create: the secret once, scopes, expiry; the key works until it expires; bad scopes are 400', async () => {
+    const a = await admin();
+    const r = await create(p, a, { scopes: ['forecast:read'], name: 'ci', expires_in_seconds: 3600 });
+    assert.equal(r.code, 'ok', r.message);
+    const k = keyOf(r);
+    assert.match(k.secret!, /^fk_live_/);
+    assert.equal(k.state, 'active');
+    assert.deepEqual(k.scopes, ['forecast:read']);
+    assert.equal(k.expire, formatTime(clock.now() + 3600_000));
+    assert.ok(k.secret!.startsWith(k.prefix));
+    assert.equal((await account(k.secret!)).code, 'ok');
+    const defaults = keyOf(await create(p, a, {}));
+    assert.deepEqual(defaults.scopes, ['forecast:read', 'data:write', 'audit', 'subscriptions']);
+    assert.equal(defaults.expire, '');
+    const bad = await create(p, a, { scopes: ['root'] });
+    assert.equal(bad.code, 'invalid_argument');
+    assert.ok(bad.message.startsWith('scopes[0]'), bad.message);
+    clock.advance(3600_000);
+    assert.equal((await account(k.secret!)).code, 'unauthenticated');
+  });
 
-test('rotate: the replacement works at once, the old key until the grace period ends', async () => {
-  const made = await grpcCall(client, client.createKey, admin, { scopes: ['forecast:read'], name: 'deploy', expiresInSeconds: '0' });
-  const old = made.data.apiKey;
-  const rotated = await rest(t, admin, { method: 'POST', path: `/v1/keys/${made.data.key.keyId}:rotate`, body: { grace_period_seconds: 600 } });
-  assert.equal(rotated.code, 'ok', rotated.message);
-  assert.equal(rotated.data.key.name, 'deploy');
-  assert.deepEqual(rotated.data.key.scopes, ['forecast:read']);
-  assert.equal(rotated.data.previous.expire_time, new Date(clock.now() + 600_000).toISOString().replace('.000Z', 'Z'));
-  assert.equal((await account(old)).code, 'ok');
-  assert.equal((await account(rotated.data.api_key)).code, 'ok');
-  clock.advance(600_000);
-  assert.equal((await account(old)).code, 'unauthenticated');
-  assert.equal((await account(rotated.data.api_key)).code, 'ok');
-  const again = await rest(t, admin, { method: 'POST', path: `/v1/keys/${made.data.key.keyId}:rotate`, body: {} });
-  assert.equal(again.code, 'invalid_argument');
-  const tooLong = await rest(t, admin, { method: 'POST', path: `/v1/keys/${rotated.data.key.key_id}:rotate`, body: { grace_period_seconds: 99999999 } });
-  assert.equal(tooLong.code, 'invalid_argument');
-});
+  test('without keys:admin every key method is 403', async () => {
+    const plain = (await t.account('enterprise')).key;
+    assert.equal((await list(p, plain, 0, '')).code, 'permission_denied');
+    assert.equal((await create(p, plain, {})).code, 'permission_denied');
+    assert.equal((await revoke(p, plain, 'key_01ARZ3NDEKTSV4RRFFQ69G5FAV')).code, 'permission_denied');
+  });
 
-test('revoke is immediate; another account’s key is 404', async () => {
-  const made = await rest(t, admin, { method: 'POST', path: '/v1/keys', body: {} });
-  const id = made.data.key.key_id;
-  assert.equal((await account(made.data.api_key)).code, 'ok');
-  const revoked = await grpcCall(client, client.revokeKey, admin, { keyId: id });
-  assert.equal(revoked.data.key.state, 'revoked');
-  assert.equal((await account(made.data.api_key)).code, 'unauthenticated');
-  const other = (await t.account('enterprise', ['keys:admin'])).key;
-  assert.equal((await rest(t, other, { method: 'POST', path: `/v1/keys/${id}:revoke`, body: {} })).code, 'not_found');
+  test('list is paginated, newest first, each key once, never a secret', async () => {
+    const a = await admin();
+    for (let i = 0; i < 4; i++) {
+      clock.advance(1000);
+      assert.equal((await create(p, a, { name: `k${i}` })).code, 'ok');
+    }
+    const seen: any[] = [];
+    let cursor = '';
+    let pages = 0;
+    do {
+      const o = await list(p, a, 2, cursor);
+      assert.equal(o.code, 'ok', o.message);
+      pages++;
+      seen.push(...o.data.keys);
+      cursor = p === 'rest' ? o.data.next_cursor : o.data.nextCursor;
+    } while (cursor);
+    assert.equal(pages, 3);
+    assert.equal(seen.length, 5, 'the admin key and four more');
+    assert.ok(seen.every((k) => !('api_key' in k) && !('apiKey' in k) && k.prefix.length === 12));
+    assert.deepEqual(seen.map((k) => k.name).slice(0, 4), ['k3', 'k2', 'k1', 'k0']);
+    assert.equal(new Set(seen.map((k) => (p === 'rest' ? k.key_id : k.keyId))).size, 5);
+  });
+
+  test('rotate: the replacement works at once, the old key until the grace period ends; only an active key rotates', async () => {
+    const a = await admin();
+    const made = keyOf(await create(p, a, { scopes: ['forecast:read'], name: 'deploy' }));
+    const rotated = await rotate(p, a, made.id, { grace_period_seconds: 600 });
+    assert.equal(rotated.code, 'ok', rotated.message);
+    const fresh = keyOf(rotated);
+    assert.equal(fresh.name, 'deploy');
+    assert.deepEqual(fresh.scopes, ['forecast:read']);
+    assert.equal(fresh.expire, '', 'a key that never expired is replaced by one that never does');
+    assert.equal(keyOf(rotated, 'previous').expire, formatTime(clock.now() + 600_000));
+    assert.equal((await account(made.secret!)).code, 'ok');
+    assert.equal((await account(fresh.secret!)).code, 'ok');
+    clock.advance(600_000);
+    assert.equal((await account(made.secret!)).code, 'unauthenticated');
+    assert.equal((await account(fresh.secret!)).code, 'ok');
+    assert.equal((await rotate(p, a, made.id, {})).code, 'invalid_argument', 'the expired old key cannot be rotated again');
+    assert.equal((await rotate(p, a, fresh.id, { grace_period_seconds: 99999999 })).code, 'invalid_argument');
+  });
+
+  test('rotate keeps the old key’s expiry on the replacement, unless expires_in_seconds asks otherwise', async () => {
+    const a = await admin();
+    const thirtyDays = 30 * 86_400;
+    const made = keyOf(await create(p, a, { expires_in_seconds: thirtyDays }));
+    const end = formatTime(clock.now() + thirtyDays * 1000);
+    clock.advance(86_400_000);
+    const rotated = await rotate(p, a, made.id, { grace_period_seconds: 60 });
+    assert.equal(keyOf(rotated).expire, end, 'the replacement ends when the old key would have');
+    const again = await rotate(p, a, keyOf(rotated).id, { expires_in_seconds: 7200 });
+    assert.equal(keyOf(again).expire, formatTime(clock.now() + 7200_000));
+    assert.equal((await rotate(p, a, keyOf(again).id, { expires_in_seconds: -1 })).code, 'invalid_argument');
+  });
+
+  test('revoke is immediate; another account’s key is 404, exactly like a missing one', async () => {
+    const a = await admin();
+    const made = keyOf(await create(p, a, {}));
+    assert.equal((await account(made.secret!)).code, 'ok');
+    const revoked = await revoke(p, a, made.id);
+    assert.equal(keyOf(revoked).state, 'revoked');
+    assert.equal((await account(made.secret!)).code, 'unauthenticated');
+    const other = await admin();
+    const theirs = await revoke(p, other, made.id);
+    const missing = await revoke(p, other, 'key_01ARZ3NDEKTSV4RRFFQ69G5FAV');
+    assert.equal(theirs.code, 'not_found');
+    assert.equal(missing.code, 'not_found');
+    assert.equal(theirs.message.replace(made.id, 'X'), missing.message.replace('key_01ARZ3NDEKTSV4RRFFQ69G5FAV', 'X'));
+  });
+
+  test('a key created or rotated with an Idempotency-Key: stored sealed, never in clear; the replay returns the same secret', async () => {
+    const a = await admin();
+    const first = await create(p, a, { name: 'idem' }, { 'idempotency-key': `idem-create-${p}` });
+    const replay = await create(p, a, { name: 'idem' }, { 'idempotency-key': `idem-create-${p}` });
+    assert.equal(replay.headers['idempotent-replayed'], 'true');
+    assert.equal(keyOf(replay).secret, keyOf(first).secret);
+    const rotated = await rotate(p, a, keyOf(first).id, {}, { 'idempotency-key': `idem-rotate-${p}` });
+    const rotatedAgain = await rotate(p, a, keyOf(first).id, {}, { 'idempotency-key': `idem-rotate-${p}` });
+    assert.equal(rotatedAgain.headers['idempotent-replayed'], 'true');
+    assert.equal(keyOf(rotatedAgain).secret, keyOf(rotated).secret);
+    const rows = await t.service.ctx.database.db.selectFrom('idempotency').selectAll().where('key', 'in', [`idem-create-${p}`, `idem-rotate-${p}`]).execute();
+    assert.equal(rows.length, 2);
+    for (const row of rows) {
+      const text = JSON.stringify(row);
+      for (const secret of [keyOf(first).secret!, keyOf(rotated).secret!]) {
+        assert.ok(!text.includes(secret), 'no secret in clear');
+        assert.ok(!text.includes(Buffer.from(secret).toString('base64').slice(4, 40)), 'nor in base64');
+        assert.ok(!text.includes(secret.slice(8, 30)), 'nor any long part of it');
+      }
+      assert.match(row.response!, /^sb1\./, 'sealed');
+    }
+  });
 });

@@ -1,6 +1,14 @@
-/** The OpenAPI document is generated from the route table: every route, with parameters, bodies and comments. */
+/**
+ * The OpenAPI document is generated from the route table: every route, with parameters, bodies,
+ * comments, required fields, error statuses; and @redocly/cli lint passes it clean (offline).
+ */
 import { afterAll, beforeAll, test } from '@jest/globals';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { REPO_ROOT } from '../helpers/files';
 import { startTestService, type TestService } from '../helpers/service';
 
 let t: TestService;
@@ -46,4 +54,58 @@ test('every $ref resolves', () => {
     const name = r.slice('"$ref":"#/components/schemas/'.length, -1);
     assert.ok(doc.components.schemas[name], name);
   }
+});
+
+test('required fields (google.api.field_behavior) are in the required lists; output-only ones are read-only', () => {
+  const create = doc.paths['/v1/entities'].post.requestBody.content['application/json'].schema;
+  assert.deepEqual(create.required, ['entity']);
+  const ingest = doc.paths['/v1/entities/{entity}/observations'].post.requestBody.content['application/json'].schema;
+  assert.deepEqual(ingest.required, ['observations'], 'the path field is neither in the body nor in its required list');
+  const observation = doc.components.schemas['forecast.v1.Observation'];
+  assert.deepEqual(observation.required, ['axis', 'time']);
+  assert.equal(observation.properties.revision.readOnly, true);
+  assert.equal(doc.components.schemas['forecast.v1.Entity'].properties.create_time.readOnly, true);
+});
+
+test('every operation lists the error statuses it can answer, with the error body', () => {
+  const statuses = (path: string, method: string) => Object.keys(doc.paths[path][method].responses).filter((s) => s !== '200');
+  assert.deepEqual(statuses('/v1/version', 'get'), ['400', '500', '503', '504'], 'a public read needs no key and counts against no quota');
+  assert.deepEqual(statuses('/v1/entities/{entity}', 'get'), ['400', '401', '403', '404', '429', '500', '503', '504']);
+  assert.deepEqual(statuses('/v1/signup', 'post'), ['400', '409', '413', '415', '422', '429', '500', '503', '504']);
+  assert.ok(statuses('/v1/oracle/query', 'post').includes('422'), 'insufficient_data, named in the method comment');
+  assert.ok(statuses('/v1/oracle/query', 'post').includes('404'));
+  for (const [path, ops] of Object.entries<any>(doc.paths)) {
+    for (const [method, op] of Object.entries<any>(ops)) {
+      for (const [status, response] of Object.entries<any>(op.responses)) {
+        if (status === '200') continue;
+        assert.equal(response.content['application/json'].schema.$ref, '#/components/schemas/Error', `${method} ${path} ${status}`);
+        assert.ok(response.headers['Request-Id'], `${method} ${path} ${status}`);
+      }
+      assert.ok(op.responses['429'] === undefined || op.responses['429'].headers['Retry-After']);
+    }
+  }
+});
+
+test('servers, license, contact and tagged services', () => {
+  assert.deepEqual(doc.servers, [{ url: '/', description: 'This service' }]);
+  assert.ok(doc.info.license.name && doc.info.license.identifier);
+  assert.ok(doc.info.contact.email);
+  assert.deepEqual(doc.tags.map((tag: any) => tag.name), ['AccountService', 'EntityService', 'ForensicsService', 'GraphService', 'KeyService', 'ManifestService', 'OracleService', 'SubscriptionService']);
+  for (const tag of doc.tags) assert.ok(tag.description.length > 20, tag.name);
+});
+
+test('@redocly/cli lint (recommended-strict, redocly.yaml) finds no error and no warning', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'openapi-'));
+  const file = join(dir, 'openapi.json');
+  writeFileSync(file, JSON.stringify(doc));
+  const run = spawnSync(join(REPO_ROOT, 'node_modules', '.bin', 'redocly'), ['lint', file, '--config', join(REPO_ROOT, 'redocly.yaml'), '--format=json'], {
+    encoding: 'utf8',
+    env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
+    timeout: 120_000,
+  });
+  rmSync(dir, { recursive: true, force: true });
+  const report = JSON.parse(run.stdout);
+  assert.deepEqual(report.problems, [], JSON.stringify(report.problems, null, 1).slice(0, 2000));
+  assert.deepEqual(report.totals, { errors: 0, warnings: 0, ignored: 0 });
+  assert.equal(run.status, 0, run.stderr);
 });

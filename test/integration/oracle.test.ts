@@ -5,17 +5,16 @@
  */
 import { afterAll, beforeAll, describe, test } from '@jest/globals';
 import assert from 'node:assert/strict';
-import { OracleServiceClient, type QueryRequest } from '../../gen/forecast/v1/oracle_service.pb';
 import { forecastSeries } from '../../src/engine/index';
 import { Rng } from '../../src/engine/rng';
 import { seasonalInfo } from '../../src/oracle/engine-info';
 import { ForecastPool } from '../../src/oracle/forecast-pool';
 import { summarise } from '../../src/oracle/summary';
 import { startTestService, type TestService } from '../helpers/service';
-import { grpcCall, rest, type Outcome } from '../helpers/dual';
+import { rest, type Outcome } from '../helpers/dual';
+import { oracleQuery, type OracleQueryBody } from '../helpers/oracle-data';
 
 let t: TestService;
-let client: OracleServiceClient;
 let key: string;
 let accountId: string;
 const DAY = 86_400_000;
@@ -23,7 +22,6 @@ const START = Date.UTC(2025, 0, 6); // a Monday
 
 beforeAll(async () => {
   t = await startTestService();
-  client = t.client(OracleServiceClient);
   ({ key, accountId } = await t.account('enterprise'));
   const rng = new Rng(3);
   // predictable: a clean weekly pattern with small noise; noisy: white noise of the same level
@@ -46,20 +44,8 @@ async function defineEntity(entity: string, demand: (i: number) => number, price
   assert.equal(ing.code, 'ok', ing.message);
 }
 
-type Body = Partial<{ entity: string; depth: number; include_manifest: boolean; axes: string[]; horizon: number; thresholds: number[]; quantiles: number[] }>;
-
-function query(protocol: 'rest' | 'grpc', body: Body, k = key): Promise<Outcome> {
-  if (protocol === 'rest') return rest(t, k, { method: 'POST', path: '/v1/oracle/query', body });
-  const req: QueryRequest = {
-    entity: body.entity ?? '',
-    depth: body.depth ?? 0,
-    includeManifest: body.include_manifest ?? false,
-    axes: body.axes ?? [],
-    horizon: body.horizon ?? 0,
-    thresholds: body.thresholds ?? [],
-    quantiles: body.quantiles ?? [],
-  };
-  return grpcCall(client, client.query, k, req);
+function query(protocol: 'rest' | 'grpc', body: OracleQueryBody, k = key): Promise<Outcome> {
+  return oracleQuery(t, k, protocol, body);
 }
 
 /** The forecast part, with REST's snake_case names. */
@@ -112,12 +98,10 @@ for (const protocol of ['rest', 'grpc'] as const) {
     });
 
     test('every bad input is answered as the contract says', async () => {
-      const cases: [Body, string, string][] = [
+      const cases: [OracleQueryBody, string, string][] = [
         [{}, 'invalid_argument', 'entity'],
         [{ entity: 'steady' }, 'invalid_argument', 'entity'],
         [{ entity: 'store:steady', depth: 9 }, 'invalid_argument', 'depth'],
-        [{ entity: 'store:steady', depth: 1 }, 'invalid_argument', 'not supported yet'],
-        [{ entity: 'store:steady', include_manifest: true }, 'invalid_argument', 'include_manifest'],
         [{ entity: 'store:steady', horizon: 1001 }, 'invalid_argument', 'horizon'],
         [{ entity: 'store:steady', horizon: -1 }, 'invalid_argument', 'horizon'],
         [{ entity: 'store:steady', thresholds: [1, 1] }, 'invalid_argument', 'thresholds[1]'],
@@ -144,14 +128,14 @@ for (const protocol of ['rest', 'grpc'] as const) {
 }
 
 test('the API answer equals the engine’s direct output for the same data', async () => {
-  const o = await query('rest', { entity: 'store:steady', axes: ['price'], horizon: 5, thresholds: [40, 50, 60], quantiles: [0.1, 0.5, 0.9] });
+  const o = await query('rest', { entity: 'store:steady', axes: ['price'], horizon: 5, thresholds: [40, 50, 60], quantiles: [0.1, 0.5, 0.9], include_manifest: true });
   assert.equal(o.code, 'ok', o.message);
-  const record = await t.service.ctx.queries.get(accountId, o.data.query_id);
-  assert.ok(record);
-  assert.equal(record.dataRevision, Number(o.data.data_as_of));
+  const manifest = o.data.manifest;
+  const revision = Number(manifest.data_revision);
+  assert.equal(revision, Number(o.data.data_as_of));
   const entity = (await t.service.ctx.entities.get(accountId, 'store:steady'))!;
-  const rows = await t.service.ctx.observations.series(accountId, 'store:steady', 'price', record.dataRevision);
-  const direct = forecastSeries(Float64Array.from(rows.map((r) => r.value)), { ...seasonalInfo(entity), kind: 'continuous' }, { horizon: 5, seed: record.axes[0].seed, model: 'auto' });
+  const rows = await t.service.ctx.observations.series(accountId, 'store:steady', 'price', revision);
+  const direct = forecastSeries(Float64Array.from(rows.map((r) => r.value)), { ...seasonalInfo(entity), kind: 'continuous' }, { horizon: 5, seed: manifest.models[0].seed, model: 'auto' });
   const s = summarise(direct.distribution, 5, [40, 50, 60], [0.1, 0.5, 0.9], 'continuous');
   const f = o.data.forecast;
   assert.deepEqual(f.distribution, s.distribution);
@@ -159,8 +143,10 @@ test('the API answer equals the engine’s direct output for the same data', asy
   assert.equal(f.axes_resolved.price, s.mean);
   assert.equal(f.confidence, direct.confidence ?? 0);
   assert.equal(f.model, direct.model);
-  assert.deepEqual(record.axes[0].params, JSON.parse(JSON.stringify(direct.params)));
-  assert.equal(record.axes[0].model, direct.model);
+  assert.deepEqual(manifest.models[0].params, JSON.parse(JSON.stringify(direct.params)));
+  assert.equal(manifest.models[0].model, direct.model);
+  assert.equal(manifest.models[0].spec, direct.requestedModel);
+  assert.equal(manifest.inputs[0].observations, rows.length);
 });
 
 test('a repeated query does no fitting; an ingest refits exactly the affected series; concurrent cold queries fit once', async () => {
@@ -183,8 +169,13 @@ test('a repeated query does no fitting; an ingest refits exactly the affected se
 });
 
 test('a fresh pool warms its idle workers up and answers every job as the engine does', async () => {
-  const pool = new ForecastPool(2);
+  const pool = new ForecastPool(3);
   try {
+    // the first job goes to one worker; the two others, idle, warm up meanwhile
+    const first = Float64Array.from({ length: 60 }, (_, i) => 20 + (i % 7));
+    await pool.run({ fitKey: 'warm-first', series: first, info: { period: 7 }, horizon: 1, seed: 0, model: 'auto', levels: [0.5] });
+    for (let i = 0; pool.stats.warmups < 2 && i < 3000; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(pool.stats.warmups, 2, 'both idle workers warmed up, the busy one did not');
     const rng = new Rng(8);
     const jobs = Array.from({ length: 4 }, (_, k) => {
       const series = Float64Array.from({ length: 90 }, (_, i) => 50 + k + [0, 3, 6, 3, 0, -5, -8][i % 7] + rng.normal());
@@ -196,7 +187,8 @@ test('a fresh pool warms its idle workers up and answers every job as the engine
       assert.equal(results[k].summary.mean, summarise(direct.distribution, 3, undefined, [0.5], 'continuous').mean);
       assert.equal(results[k].model, direct.model);
     }
-    assert.equal(pool.stats.fits, 4);
+    assert.equal(pool.stats.fits, 5);
+    assert.equal(pool.stats.warmups, 2, 'a warm-up happens once per worker');
   } finally {
     await pool.close();
   }

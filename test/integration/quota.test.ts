@@ -1,30 +1,39 @@
 /**
- * Monthly quotas (API.md section 12): exact under concurrency across both protocols, 429 with
- * Retry-After, RateLimit headers on both protocols, and the month boundary via an injected clock.
+ * Monthly quotas (API.md section 12) on both protocols: exact under concurrency (across two
+ * processes: two-processes.test.ts), 429 with Retry-After, RateLimit headers, the month boundary
+ * via an injected clock, reads of the account itself free and working over quota, quota
+ * refusals never stored under an idempotency key.
  */
 import { afterAll, beforeAll, test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import { AccountServiceClient } from '../../gen/forecast/v1/account_service.pb';
+import { EntityServiceClient } from '../../gen/forecast/v1/entity_service.pb';
 import { ManualClock } from '../../src/clock';
 import { startTestService, type TestService } from '../helpers/service';
 import { grpcCall, rest, type Outcome } from '../helpers/dual';
 
 const clock = new ManualClock(Date.UTC(2026, 10, 30, 23, 0, 0)); // one hour before December
 let t: TestService;
-let client: AccountServiceClient;
+let accounts: AccountServiceClient;
+let entities: EntityServiceClient;
 
 beforeAll(async () => {
   t = await startTestService({ clock });
-  client = t.client(AccountServiceClient);
+  accounts = t.client(AccountServiceClient);
+  entities = t.client(EntityServiceClient);
 });
 afterAll(() => t.close());
 
-const callBoth = (key: string, i: number): Promise<Outcome> =>
-  i % 2 === 0 ? rest(t, key, { method: 'GET', path: '/v1/account' }) : grpcCall(client, client.getAccount, key, {});
+/** A counted call (ListEntities), REST for even i, gRPC for odd. */
+const counted = (key: string, i: number): Promise<Outcome> =>
+  i % 2 === 0 ? rest(t, key, { method: 'GET', path: '/v1/entities' }) : grpcCall(entities, entities.listEntities, key, { type: '', pageSize: 0, cursor: '' });
+/** GetAccount on both protocols. */
+const account = async (key: string): Promise<Outcome[]> => [await rest(t, key, { method: 'GET', path: '/v1/account' }), await grpcCall(accounts, accounts.getAccount, key, {})];
+const used = (o: Outcome) => (o.protocol === 'rest' ? o.data.quota.used : o.data.quota.used);
 
-test('Free tier: of 300 concurrent mixed REST/gRPC requests exactly 100 succeed, 200 get 429 with Retry-After', async () => {
+test('Free tier: of 300 concurrent mixed REST/gRPC requests exactly 100 succeed, 200 get 429 with Retry-After; a new month starts afresh', async () => {
   const { key } = await t.account('free');
-  const outcomes = await Promise.all(Array.from({ length: 300 }, (_, i) => callBoth(key, i)));
+  const outcomes = await Promise.all(Array.from({ length: 300 }, (_, i) => counted(key, i)));
   const ok = outcomes.filter((o) => o.code === 'ok');
   const limited = outcomes.filter((o) => o.code === 'quota_exceeded');
   assert.equal(ok.length, 100);
@@ -36,42 +45,90 @@ test('Free tier: of 300 concurrent mixed REST/gRPC requests exactly 100 succeed,
     assert.equal(o.headers['ratelimit'], `"monthly";r=0;t=${secondsToDecember}`);
   }
   assert.ok(limited.some((o) => o.protocol === 'grpc') && limited.some((o) => o.protocol === 'rest'));
-  // the remaining counts in the successes are a permutation of 99..0
+  // the remaining counts in the successes are a permutation of 99..0: each call counted once
   const remaining = ok.map((o) => Number(/r=(\d+)/.exec(o.headers['ratelimit'])![1])).sort((a, b) => a - b);
   assert.deepEqual(remaining, Array.from({ length: 100 }, (_, i) => i));
   for (const o of ok) assert.equal(o.headers['ratelimit-policy'], `"monthly";q=100;w=${30 * 86400}`);
 
   clock.set(Date.UTC(2026, 11, 1, 0, 0, 1)); // December
-  const fresh = await callBoth(key, 0);
+  const fresh = await counted(key, 0);
   assert.equal(fresh.code, 'ok');
-  assert.equal(fresh.data.quota.used, 1);
-  assert.equal(fresh.data.quota.reset_time, '2027-01-01T00:00:00Z');
   assert.equal(fresh.headers['ratelimit-policy'], `"monthly";q=100;w=${31 * 86400}`);
-  const g = await callBoth(key, 1);
+  const g = await counted(key, 1);
   assert.equal(g.code, 'ok');
   assert.equal(g.headers['ratelimit'], `"monthly";r=98;t=${31 * 86400 - 1}`);
+  for (const o of await account(key)) {
+    assert.equal(used(o), 2, o.protocol);
+    assert.equal(o.protocol === 'rest' ? o.data.quota.reset_time : o.data.quota.resetTime, '2027-01-01T00:00:00Z');
+  }
 });
 
-test('unauthenticated requests and GetVersion do not count; enterprise has no limit headers', async () => {
+test('over quota, GetAccount and GetVersion still answer on both protocols, with RateLimit headers, and count nothing', async () => {
+  const { key } = await t.account('free');
+  const all = await Promise.all(Array.from({ length: 101 }, (_, i) => counted(key, i)));
+  assert.equal(all.filter((o) => o.code === 'quota_exceeded').length, 1);
+  for (let round = 0; round < 3; round++) {
+    for (const o of await account(key)) {
+      assert.equal(o.code, 'ok', `${o.protocol}: ${o.message}`);
+      assert.equal(used(o), 100);
+      assert.equal(o.data.quota.remaining, 0);
+      assert.match(o.headers['ratelimit'], /^"monthly";r=0;t=\d+$/, o.protocol);
+      assert.match(o.headers['ratelimit-policy'], /^"monthly";q=100;w=\d+$/);
+    }
+    const version = [await rest(t, key, { method: 'GET', path: '/v1/version' }), await grpcCall(accounts, accounts.getVersion, key, {})];
+    for (const o of version) assert.equal(o.code, 'ok', o.protocol);
+  }
+  assert.equal((await counted(key, 1)).code, 'quota_exceeded', 'the free reads did not change the count');
+});
+
+test('unauthenticated requests do not count; enterprise has no limit headers (both protocols)', async () => {
   const { key } = await t.account('pro');
-  await rest(t, undefined, { method: 'GET', path: '/v1/account' });
+  await rest(t, undefined, { method: 'GET', path: '/v1/entities' });
+  await grpcCall(entities, entities.listEntities, undefined, { type: '', pageSize: 0, cursor: '' });
   const wrong = key.slice(0, -1) + (key.endsWith('x') ? 'y' : 'x'); // always differs from the real key
-  assert.equal((await rest(t, wrong, { method: 'GET', path: '/v1/account' })).code, 'unauthenticated');
-  await rest(t, undefined, { method: 'GET', path: '/v1/version' });
-  const o = await rest(t, key, { method: 'GET', path: '/v1/account' });
-  assert.equal(o.data.quota.used, 1);
-  assert.equal(o.data.quota.remaining, 9999);
+  assert.equal((await counted(wrong, 0)).code, 'unauthenticated');
+  assert.equal((await counted(wrong, 1)).code, 'unauthenticated');
+  assert.equal((await counted(key, 0)).code, 'ok');
+  for (const o of await account(key)) {
+    assert.equal(used(o), 1, o.protocol);
+    assert.equal(o.data.quota.remaining, 9999);
+  }
   const ent = await t.account('enterprise');
-  const e = await rest(t, ent.key, { method: 'GET', path: '/v1/account' });
+  for (const o of [...(await account(ent.key)), await counted(ent.key, 0), await counted(ent.key, 1)]) {
+    assert.equal(o.code, 'ok');
+    assert.equal(o.headers['ratelimit'], undefined, o.protocol);
+    assert.equal(o.headers['ratelimit-policy'], undefined, o.protocol);
+  }
+  const [e] = await account(ent.key);
   assert.equal(e.data.quota.unlimited, true);
-  assert.equal(e.headers['ratelimit'], undefined);
+  assert.equal(e.data.quota.used, 2, 'enterprise calls are counted for reporting');
 });
 
-test('a tier change by the operator applies at once', async () => {
+test('a quota refusal is never stored under an idempotency key: minutes later, in the next month, the same key executes (both protocols)', async () => {
+  // half an hour before February: the key's 24-hour window is still open when the quota resets
+  clock.set(Date.UTC(2027, 0, 31, 23, 30));
+  const { key } = await t.account('free');
+  await Promise.all(Array.from({ length: 100 }, (_, i) => counted(key, i)));
+  const body = { entity: 'store:q', frequency: 'P1D', axes: [{ name: 'demand' }] };
+  const viaRest = () => rest(t, key, { method: 'POST', path: '/v1/entities', body, headers: { 'idempotency-key': 'q-rest' } });
+  const viaGrpc = () =>
+    grpcCall(entities, entities.createEntity, key, { entity: 'store:q2', displayName: '', frequency: 'P1D', seasonLength: 0, axes: [{ name: 'demand', unit: '', kind: '' }], parents: [] }, { 'idempotency-key': 'q-grpc' });
+  assert.equal((await viaRest()).code, 'quota_exceeded');
+  assert.equal((await viaGrpc()).code, 'quota_exceeded');
+  clock.set(Date.UTC(2027, 1, 1, 0, 0, 1)); // February: quota available again
+  for (const o of [await viaRest(), await viaGrpc()]) {
+    assert.equal(o.code, 'ok', `${o.protocol}: ${o.message}`);
+    assert.equal(o.headers['idempotent-replayed'], undefined, `${o.protocol}: executed, not a replay`);
+  }
+  assert.equal((await viaRest()).headers['idempotent-replayed'], 'true', 'and now stored');
+});
+
+test('a tier change by the operator applies at once (both protocols)', async () => {
   const { accountId, key } = await t.account('free');
   await t.service.ctx.accounts.setTier(accountId, 'pro');
-  const o = await grpcCall(client, client.getAccount, key, {});
-  assert.equal(o.data.tier, 'pro');
-  assert.equal(o.data.quota.limit, 10000);
-  assert.equal(o.headers['ratelimit-policy'], `"monthly";q=10000;w=${31 * 86400}`);
+  for (const o of await account(key)) {
+    assert.equal(o.data.tier, 'pro');
+    assert.equal(o.data.quota.limit, 10000);
+    assert.match(o.headers['ratelimit-policy'], /^"monthly";q=10000;w=\d+$/, o.protocol);
+  }
 });

@@ -27,25 +27,34 @@ test('sign-up creates a Free account whose key works at once (REST and gRPC)', a
   assert.match(g.data.apiKey, /^fk_live_/);
 });
 
-test('invalid and duplicate emails are refused with the right codes', async () => {
+test('invalid and duplicate emails are refused with the right codes (both protocols)', async () => {
   for (const email of ['', 'not-an-email', 'a@b', 'x'.repeat(250) + '@example.com']) {
-    const o = await rest(t, undefined, { method: 'POST', path: '/v1/signup', body: { email } });
-    assert.equal(o.code, 'invalid_argument', email);
-    assert.ok(o.message.startsWith('email'), o.message);
+    for (const o of [await rest(t, undefined, { method: 'POST', path: '/v1/signup', body: { email } }), await grpcCall(client, client.signUp, undefined, { email })]) {
+      assert.equal(o.code, 'invalid_argument', `${o.protocol} ${email}`);
+      assert.ok(o.message.startsWith('email'), o.message);
+    }
   }
   const dup = await grpcCall(client, client.signUp, undefined, { email: 'ADA@example.com' });
   assert.equal(dup.code, 'already_exists');
-  assert.equal((await rest(t, undefined, { method: 'POST', path: '/v1/signup', body: { email: 'ada@example.com' } })).status, 409);
+  const dupRest = await rest(t, undefined, { method: 'POST', path: '/v1/signup', body: { email: 'ada@example.com' } });
+  assert.equal(dupRest.code, 'already_exists');
+  assert.equal(dupRest.status, 409);
 });
 
-test('one client address gets at most 5 sign-ups an hour, then 429 with Retry-After', async () => {
+test('one client address gets at most 5 sign-ups an hour over both protocols together, then 429 with Retry-After', async () => {
   const other = await startTestService();
+  const otherClient = other.client(AccountServiceClient);
   try {
     const outcomes = [];
-    for (let i = 0; i < 6; i++) outcomes.push(await rest(other, undefined, { method: 'POST', path: '/v1/signup', body: { email: `u${i}@example.com` } }));
-    assert.deepEqual(outcomes.map((o) => o.status), [200, 200, 200, 200, 200, 429]);
-    assert.equal(outcomes[5].code, 'quota_exceeded');
-    assert.ok(Number(outcomes[5].headers['retry-after']) > 3500);
+    for (let i = 0; i < 7; i++) {
+      const body = { email: `u${i}@example.com` };
+      outcomes.push(i % 2 ? await grpcCall(otherClient, otherClient.signUp, undefined, body) : await rest(other, undefined, { method: 'POST', path: '/v1/signup', body }));
+    }
+    assert.deepEqual(outcomes.map((o) => o.code), ['ok', 'ok', 'ok', 'ok', 'ok', 'quota_exceeded', 'quota_exceeded']);
+    for (const o of outcomes.slice(5)) {
+      assert.equal(o.status, o.protocol === 'rest' ? 429 : 8);
+      assert.ok(Number(o.headers['retry-after']) > 3500, `${o.protocol} retry-after ${o.headers['retry-after']}`);
+    }
   } finally {
     await other.close();
   }

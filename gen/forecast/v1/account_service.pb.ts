@@ -29,7 +29,8 @@ export interface GetAccountRequest {
 
 /**
  * Monthly request quota (calendar month, UTC). Every authenticated request counts once, on
- * either protocol (idempotent replays do not). Responses of a tier with a quota carry
+ * either protocol, except idempotent replays and reads of the account itself (GetAccount,
+ * GetVersion). Responses of a tier with a quota carry
  * `RateLimit-Policy: "monthly";q=<limit>;w=<seconds in month>` and
  * `RateLimit: "monthly";r=<remaining>;t=<seconds to reset>` (gRPC: the same metadata); over
  * quota: 429 `quota_exceeded` with `Retry-After` (gRPC RESOURCE_EXHAUSTED + `retry-after`).
@@ -663,7 +664,8 @@ export type AccountServiceService = typeof AccountServiceService;
 export const AccountServiceService = {
   /**
    * Returns the account of the calling key: tier, this month's quota and usage, support level.
-   * Needs any valid key (no particular scope).
+   * Needs any valid key (no particular scope). Not counted against the quota, and answered
+   * even when the quota is used up, so a user can always see their usage.
    */
   getAccount: {
     path: "/forecast.v1.AccountService/GetAccount" as const,
@@ -704,7 +706,8 @@ export const AccountServiceService = {
 export interface AccountServiceServer extends UntypedServiceImplementation {
   /**
    * Returns the account of the calling key: tier, this month's quota and usage, support level.
-   * Needs any valid key (no particular scope).
+   * Needs any valid key (no particular scope). Not counted against the quota, and answered
+   * even when the quota is used up, so a user can always see their usage.
    */
   getAccount: handleUnaryCall<GetAccountRequest, GetAccountResponse>;
   /**
@@ -721,7 +724,8 @@ export interface AccountServiceServer extends UntypedServiceImplementation {
 export interface AccountServiceClient extends Client {
   /**
    * Returns the account of the calling key: tier, this month's quota and usage, support level.
-   * Needs any valid key (no particular scope).
+   * Needs any valid key (no particular scope). Not counted against the quota, and answered
+   * even when the quota is used up, so a user can always see their usage.
    */
   getAccount(
     request: GetAccountRequest,

@@ -65,7 +65,7 @@ export interface Observation {
   axis: string;
   /**
    * Observation time, RFC 3339 (any offset; stored and returned in UTC), aligned to the
-   * entity's frequency grid. Required.
+   * entity's frequency grid, in [1900-01-01T00:00:00Z, 2200-01-01T00:00:00Z). Required.
    */
   time: string;
   /** The value: finite; for `count` axes a non-negative integer. */
@@ -85,8 +85,10 @@ export interface Relation {
   /** Child entity (`<type>:<id>`). Required. */
   child: string;
   /**
-   * Relation kind. Only `contains` exists in v1 (default when empty). `contains` edges form
-   * a hierarchy: an edge that would close a cycle is refused with 400.
+   * Relation kind, `[a-z][a-z_]{0,31}`; `contains` when empty on input. `contains` edges form
+   * the aggregation hierarchy (a node's value is the sum of the leaves beneath it); other kinds
+   * (`supplies`, …) are traversable only. Among the relations of one kind an edge that would
+   * close a cycle is refused with 400.
    */
   kind: string;
   /** Output only: creation time, RFC 3339 UTC. */

@@ -107,11 +107,14 @@ export interface IngestObservationsRequest {
 export interface IngestObservationsResponse {
   /** The entity. */
   entity: string;
-  /** The data revision of this batch (monotonically increasing). */
+  /** The data revision of this batch: the account's next one (strictly increasing per account). */
   revision: string;
   /** Observations stored. */
   accepted: number;
-  /** Of those, how many corrected an existing (axis, time) value. */
+  /**
+   * Of those, how many were for an (axis, time) that already had a value, identical or not
+   * (each is stored as a correction that supersedes it).
+   */
   corrections: number;
 }
 
@@ -125,11 +128,14 @@ export interface BulkIngestObservationsRequest {
 
 /** Response of BulkIngestObservations. */
 export interface BulkIngestObservationsResponse {
-  /** The data revision of the whole stream. */
+  /** The data revision of the whole stream: the account's next one. */
   revision: string;
   /** Observations stored. */
   accepted: number;
-  /** Of those, how many corrected an existing (axis, time) value. */
+  /**
+   * Of those, how many were for an (axis, time) that already had a value, identical or not
+   * (each counted once, whichever message of the stream it came in).
+   */
   corrections: number;
   /** Request messages received. */
   messages: number;
@@ -146,8 +152,9 @@ export interface ListObservationsRequest {
   /** Only observations before this time (RFC 3339, exclusive). Default: no bound. */
   end: string;
   /**
-   * Read the data as it was at this data revision (corrections recorded later are not
-   * seen; values recorded later are absent). 0 (default) = current data.
+   * Read the data as it was at this data revision of the account (corrections recorded later
+   * are not seen; values recorded later are absent). 0 (default) = current data; newer than the
+   * account's latest revision → 400.
    */
   asOfRevision: string;
   /** Page size: default 50, at most 200 (larger values are reduced to 200); negative → 400. */
@@ -172,7 +179,10 @@ export interface CreateRelationRequest {
   parent: string;
   /** Child entity. Required; must differ from `parent`. */
   child: string;
-  /** `contains` (default when empty). */
+  /**
+   * Relation kind, `[a-z][a-z_]{0,31}` (e.g. `contains`, `supplies`). Default `contains`
+   * when empty. Only `contains` defines aggregation; every kind can be traversed.
+   */
   kind: string;
 }
 
@@ -180,6 +190,48 @@ export interface CreateRelationRequest {
 export interface CreateRelationResponse {
   /** The relation. */
   relation?: Relation | undefined;
+}
+
+/** Request of ListRelations. */
+export interface ListRelationsRequest {
+  /** Only relations whose parent is this entity (`<type>:<id>`). Default: any parent. */
+  parent: string;
+  /** Only relations whose child is this entity (`<type>:<id>`). Default: any child. */
+  child: string;
+  /** Only relations of this kind (`[a-z][a-z_]{0,31}`). Default: every kind. */
+  kind: string;
+  /** Page size: default 50, at most 200 (larger values are reduced to 200); negative → 400. */
+  pageSize: number;
+  /** Cursor from a previous page's `next_cursor`; must come from the same query (same filters). */
+  cursor: string;
+}
+
+/** Response of ListRelations. */
+export interface ListRelationsResponse {
+  /** The page, ascending by (parent, kind, child). */
+  relations: Relation[];
+  /** Cursor for the next page; empty on the last page. */
+  nextCursor: string;
+}
+
+/** Request of DeleteRelation. */
+export interface DeleteRelationRequest {
+  /** Relation kind, `[a-z][a-z_]{0,31}`. */
+  kind: string;
+  /** Parent entity, `<type>:<id>`. */
+  parent: string;
+  /** Child entity, `<type>:<id>`. */
+  child: string;
+}
+
+/** Response of DeleteRelation. */
+export interface DeleteRelationResponse {
+  /** The relation as it was before deletion. */
+  relation?:
+    | Relation
+    | undefined;
+  /** Always true. */
+  deleted: boolean;
 }
 
 function createBaseCreateEntityRequest(): CreateEntityRequest {
@@ -1396,11 +1448,338 @@ export const CreateRelationResponse: MessageFns<CreateRelationResponse> = {
   },
 };
 
+function createBaseListRelationsRequest(): ListRelationsRequest {
+  return { parent: "", child: "", kind: "", pageSize: 0, cursor: "" };
+}
+
+export const ListRelationsRequest: MessageFns<ListRelationsRequest> = {
+  encode(message: ListRelationsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.parent !== "") {
+      writer.uint32(10).string(message.parent);
+    }
+    if (message.child !== "") {
+      writer.uint32(18).string(message.child);
+    }
+    if (message.kind !== "") {
+      writer.uint32(26).string(message.kind);
+    }
+    if (message.pageSize !== 0) {
+      writer.uint32(32).int32(message.pageSize);
+    }
+    if (message.cursor !== "") {
+      writer.uint32(42).string(message.cursor);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListRelationsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListRelationsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.parent = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.child = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.kind = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.pageSize = reader.int32();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.cursor = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create<I extends Exact<DeepPartial<ListRelationsRequest>, I>>(base?: I): ListRelationsRequest {
+    return ListRelationsRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListRelationsRequest>, I>>(object: I): ListRelationsRequest {
+    const message = createBaseListRelationsRequest();
+    message.parent = object.parent ?? "";
+    message.child = object.child ?? "";
+    message.kind = object.kind ?? "";
+    message.pageSize = object.pageSize ?? 0;
+    message.cursor = object.cursor ?? "";
+    return message;
+  },
+};
+
+function createBaseListRelationsResponse(): ListRelationsResponse {
+  return { relations: [], nextCursor: "" };
+}
+
+export const ListRelationsResponse: MessageFns<ListRelationsResponse> = {
+  encode(message: ListRelationsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.relations) {
+      Relation.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.nextCursor !== "") {
+      writer.uint32(18).string(message.nextCursor);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListRelationsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListRelationsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.relations.push(Relation.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.nextCursor = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create<I extends Exact<DeepPartial<ListRelationsResponse>, I>>(base?: I): ListRelationsResponse {
+    return ListRelationsResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListRelationsResponse>, I>>(object: I): ListRelationsResponse {
+    const message = createBaseListRelationsResponse();
+    message.relations = object.relations?.map((e) => Relation.fromPartial(e)) || [];
+    message.nextCursor = object.nextCursor ?? "";
+    return message;
+  },
+};
+
+function createBaseDeleteRelationRequest(): DeleteRelationRequest {
+  return { kind: "", parent: "", child: "" };
+}
+
+export const DeleteRelationRequest: MessageFns<DeleteRelationRequest> = {
+  encode(message: DeleteRelationRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.kind !== "") {
+      writer.uint32(10).string(message.kind);
+    }
+    if (message.parent !== "") {
+      writer.uint32(18).string(message.parent);
+    }
+    if (message.child !== "") {
+      writer.uint32(26).string(message.child);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeleteRelationRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeleteRelationRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.kind = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.parent = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.child = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create<I extends Exact<DeepPartial<DeleteRelationRequest>, I>>(base?: I): DeleteRelationRequest {
+    return DeleteRelationRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<DeleteRelationRequest>, I>>(object: I): DeleteRelationRequest {
+    const message = createBaseDeleteRelationRequest();
+    message.kind = object.kind ?? "";
+    message.parent = object.parent ?? "";
+    message.child = object.child ?? "";
+    return message;
+  },
+};
+
+function createBaseDeleteRelationResponse(): DeleteRelationResponse {
+  return { relation: undefined, deleted: false };
+}
+
+export const DeleteRelationResponse: MessageFns<DeleteRelationResponse> = {
+  encode(message: DeleteRelationResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.relation !== undefined) {
+      Relation.encode(message.relation, writer.uint32(10).fork()).join();
+    }
+    if (message.deleted !== false) {
+      writer.uint32(16).bool(message.deleted);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeleteRelationResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeleteRelationResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.relation = Relation.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.deleted = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create<I extends Exact<DeepPartial<DeleteRelationResponse>, I>>(base?: I): DeleteRelationResponse {
+    return DeleteRelationResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<DeleteRelationResponse>, I>>(object: I): DeleteRelationResponse {
+    const message = createBaseDeleteRelationResponse();
+    message.relation = (object.relation !== undefined && object.relation !== null)
+      ? Relation.fromPartial(object.relation)
+      : undefined;
+    message.deleted = object.deleted ?? false;
+    return message;
+  },
+};
+
 /**
  * Entities, their relations, and their observations: the data the forecasts are made from.
  *
  * Scopes: reads need `forecast:read`; writes need `data:write`. Resources of another account
  * answer 404 `not_found`, exactly as nonexistent ones do.
+ *
+ * Data revisions are counted per account: each accepted ingest gets the account's next revision
+ * (1, 2, 3, … for every account, strictly increasing, each used once even under concurrent
+ * ingests), so no account learns anything of another's activity.
+ *
+ * Deadlines: a call whose deadline has already passed is refused with 504 `deadline_exceeded`
+ * (gRPC DEADLINE_EXCEEDED) before anything runs. A write whose deadline passes while it runs is
+ * not committed (it answers 504: nothing was done), unless it had committed already, in which
+ * case its result is answered. Reads answer 504 at their deadline.
  */
 export type EntityServiceService = typeof EntityServiceService;
 export const EntityServiceService = {
@@ -1459,7 +1838,12 @@ export const EntityServiceService = {
   /**
    * Ingests a batch of observations for one entity, all or nothing: one bad row refuses the
    * whole batch with 400 naming the row's index, and nothing is stored. An accepted batch
-   * gets the next data revision.
+   * gets the account's next data revision.
+   *
+   * Times must lie in [1900-01-01T00:00:00Z, 2200-01-01T00:00:00Z), and one axis may span at
+   * most 200,000 steps of the entity's frequency from its first to its last observation
+   * (counting what is already stored: about 22 years of hourly data, 547 years of daily):
+   * a row outside either is refused with 400 naming it (`observations[i].time`).
    */
   ingestObservations: {
     path: "/forecast.v1.EntityService/IngestObservations" as const,
@@ -1475,7 +1859,8 @@ export const EntityServiceService = {
   /**
    * Client-streaming bulk ingest: any number of messages (each at most 10,000 observations,
    * at most 1,000,000 in all), for one or several entities, committed all or nothing as ONE
-   * data revision when the stream closes. Over REST the body is newline-delimited JSON
+   * data revision when the stream closes. The same time range and span limit as
+   * IngestObservations apply (a refused row is named `messages[m].observations[i].time`). Over REST the body is newline-delimited JSON
    * (`application/x-ndjson`), one request message per line.
    */
   bulkIngestObservations: {
@@ -1507,7 +1892,12 @@ export const EntityServiceService = {
   },
   /**
    * Creates a relation between two existing entities (idempotent: creating an existing
-   * relation returns it). A `contains` edge that would close a cycle is refused with 400.
+   * relation returns it). Any kind `[a-z][a-z_]{0,31}` may be created and traversed
+   * (`GraphService.QueryPaths`); only `contains` defines aggregation (what an oracle query with
+   * `depth` ≥ 1 reconciles). An edge that would close a cycle among the relations of its kind
+   * is refused with 400 naming `child`; the check runs inside the write transaction (under a
+   * per-account, per-kind lock on PostgreSQL), so two concurrent requests cannot close one
+   * together. A missing parent or child is 400 naming the field.
    */
   createRelation: {
     path: "/forecast.v1.EntityService/CreateRelation" as const,
@@ -1519,6 +1909,38 @@ export const EntityServiceService = {
     responseSerialize: (value: CreateRelationResponse): Buffer =>
       Buffer.from(CreateRelationResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): CreateRelationResponse => CreateRelationResponse.decode(value),
+  },
+  /**
+   * Lists relations in ascending (parent, kind, child) order, cursor-paginated (keyset: a
+   * relation created during a walk never makes an earlier one repeat or vanish). Filters
+   * combine: by `parent`, by `child`, by `kind`, or any of them together. A `parent` or
+   * `child` filter naming an entity that does not exist (or belongs to another account) is 404.
+   */
+  listRelations: {
+    path: "/forecast.v1.EntityService/ListRelations" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListRelationsRequest): Buffer => Buffer.from(ListRelationsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListRelationsRequest => ListRelationsRequest.decode(value),
+    responseSerialize: (value: ListRelationsResponse): Buffer =>
+      Buffer.from(ListRelationsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListRelationsResponse => ListRelationsResponse.decode(value),
+  },
+  /**
+   * Deletes one relation. 404 when it does not exist (or belongs to another account).
+   * Deleting a `contains` edge changes what later `depth` queries aggregate; past queries keep
+   * their records.
+   */
+  deleteRelation: {
+    path: "/forecast.v1.EntityService/DeleteRelation" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: DeleteRelationRequest): Buffer =>
+      Buffer.from(DeleteRelationRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): DeleteRelationRequest => DeleteRelationRequest.decode(value),
+    responseSerialize: (value: DeleteRelationResponse): Buffer =>
+      Buffer.from(DeleteRelationResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): DeleteRelationResponse => DeleteRelationResponse.decode(value),
   },
 } as const;
 
@@ -1543,13 +1965,19 @@ export interface EntityServiceServer extends UntypedServiceImplementation {
   /**
    * Ingests a batch of observations for one entity, all or nothing: one bad row refuses the
    * whole batch with 400 naming the row's index, and nothing is stored. An accepted batch
-   * gets the next data revision.
+   * gets the account's next data revision.
+   *
+   * Times must lie in [1900-01-01T00:00:00Z, 2200-01-01T00:00:00Z), and one axis may span at
+   * most 200,000 steps of the entity's frequency from its first to its last observation
+   * (counting what is already stored: about 22 years of hourly data, 547 years of daily):
+   * a row outside either is refused with 400 naming it (`observations[i].time`).
    */
   ingestObservations: handleUnaryCall<IngestObservationsRequest, IngestObservationsResponse>;
   /**
    * Client-streaming bulk ingest: any number of messages (each at most 10,000 observations,
    * at most 1,000,000 in all), for one or several entities, committed all or nothing as ONE
-   * data revision when the stream closes. Over REST the body is newline-delimited JSON
+   * data revision when the stream closes. The same time range and span limit as
+   * IngestObservations apply (a refused row is named `messages[m].observations[i].time`). Over REST the body is newline-delimited JSON
    * (`application/x-ndjson`), one request message per line.
    */
   bulkIngestObservations: handleClientStreamingCall<BulkIngestObservationsRequest, BulkIngestObservationsResponse>;
@@ -1560,9 +1988,27 @@ export interface EntityServiceServer extends UntypedServiceImplementation {
   listObservations: handleUnaryCall<ListObservationsRequest, ListObservationsResponse>;
   /**
    * Creates a relation between two existing entities (idempotent: creating an existing
-   * relation returns it). A `contains` edge that would close a cycle is refused with 400.
+   * relation returns it). Any kind `[a-z][a-z_]{0,31}` may be created and traversed
+   * (`GraphService.QueryPaths`); only `contains` defines aggregation (what an oracle query with
+   * `depth` ≥ 1 reconciles). An edge that would close a cycle among the relations of its kind
+   * is refused with 400 naming `child`; the check runs inside the write transaction (under a
+   * per-account, per-kind lock on PostgreSQL), so two concurrent requests cannot close one
+   * together. A missing parent or child is 400 naming the field.
    */
   createRelation: handleUnaryCall<CreateRelationRequest, CreateRelationResponse>;
+  /**
+   * Lists relations in ascending (parent, kind, child) order, cursor-paginated (keyset: a
+   * relation created during a walk never makes an earlier one repeat or vanish). Filters
+   * combine: by `parent`, by `child`, by `kind`, or any of them together. A `parent` or
+   * `child` filter naming an entity that does not exist (or belongs to another account) is 404.
+   */
+  listRelations: handleUnaryCall<ListRelationsRequest, ListRelationsResponse>;
+  /**
+   * Deletes one relation. 404 when it does not exist (or belongs to another account).
+   * Deleting a `contains` edge changes what later `depth` queries aggregate; past queries keep
+   * their records.
+   */
+  deleteRelation: handleUnaryCall<DeleteRelationRequest, DeleteRelationResponse>;
 }
 
 export interface EntityServiceClient extends Client {
@@ -1642,7 +2088,12 @@ export interface EntityServiceClient extends Client {
   /**
    * Ingests a batch of observations for one entity, all or nothing: one bad row refuses the
    * whole batch with 400 naming the row's index, and nothing is stored. An accepted batch
-   * gets the next data revision.
+   * gets the account's next data revision.
+   *
+   * Times must lie in [1900-01-01T00:00:00Z, 2200-01-01T00:00:00Z), and one axis may span at
+   * most 200,000 steps of the entity's frequency from its first to its last observation
+   * (counting what is already stored: about 22 years of hourly data, 547 years of daily):
+   * a row outside either is refused with 400 naming it (`observations[i].time`).
    */
   ingestObservations(
     request: IngestObservationsRequest,
@@ -1662,7 +2113,8 @@ export interface EntityServiceClient extends Client {
   /**
    * Client-streaming bulk ingest: any number of messages (each at most 10,000 observations,
    * at most 1,000,000 in all), for one or several entities, committed all or nothing as ONE
-   * data revision when the stream closes. Over REST the body is newline-delimited JSON
+   * data revision when the stream closes. The same time range and span limit as
+   * IngestObservations apply (a refused row is named `messages[m].observations[i].time`). Over REST the body is newline-delimited JSON
    * (`application/x-ndjson`), one request message per line.
    */
   bulkIngestObservations(
@@ -1702,7 +2154,12 @@ export interface EntityServiceClient extends Client {
   ): ClientUnaryCall;
   /**
    * Creates a relation between two existing entities (idempotent: creating an existing
-   * relation returns it). A `contains` edge that would close a cycle is refused with 400.
+   * relation returns it). Any kind `[a-z][a-z_]{0,31}` may be created and traversed
+   * (`GraphService.QueryPaths`); only `contains` defines aggregation (what an oracle query with
+   * `depth` ≥ 1 reconciles). An edge that would close a cycle among the relations of its kind
+   * is refused with 400 naming `child`; the check runs inside the write transaction (under a
+   * per-account, per-kind lock on PostgreSQL), so two concurrent requests cannot close one
+   * together. A missing parent or child is 400 naming the field.
    */
   createRelation(
     request: CreateRelationRequest,
@@ -1718,6 +2175,47 @@ export interface EntityServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: CreateRelationResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Lists relations in ascending (parent, kind, child) order, cursor-paginated (keyset: a
+   * relation created during a walk never makes an earlier one repeat or vanish). Filters
+   * combine: by `parent`, by `child`, by `kind`, or any of them together. A `parent` or
+   * `child` filter naming an entity that does not exist (or belongs to another account) is 404.
+   */
+  listRelations(
+    request: ListRelationsRequest,
+    callback: (error: ServiceError | null, response: ListRelationsResponse) => void,
+  ): ClientUnaryCall;
+  listRelations(
+    request: ListRelationsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListRelationsResponse) => void,
+  ): ClientUnaryCall;
+  listRelations(
+    request: ListRelationsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListRelationsResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Deletes one relation. 404 when it does not exist (or belongs to another account).
+   * Deleting a `contains` edge changes what later `depth` queries aggregate; past queries keep
+   * their records.
+   */
+  deleteRelation(
+    request: DeleteRelationRequest,
+    callback: (error: ServiceError | null, response: DeleteRelationResponse) => void,
+  ): ClientUnaryCall;
+  deleteRelation(
+    request: DeleteRelationRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: DeleteRelationResponse) => void,
+  ): ClientUnaryCall;
+  deleteRelation(
+    request: DeleteRelationRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: DeleteRelationResponse) => void,
   ): ClientUnaryCall;
 }
 

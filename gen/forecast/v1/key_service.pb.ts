@@ -88,6 +88,12 @@ export interface RotateKeyRequest {
    * 2,592,000 (30 days). An old key that already expires sooner keeps its earlier expiry.
    */
   gracePeriodSeconds: string;
+  /**
+   * Lifetime of the replacement in seconds from now, at most 10 years. Default (0): the
+   * replacement expires when the old key would have (before the grace period), so a 30-day key
+   * is replaced by one with the same end, and a key that never expired by one that never does.
+   */
+  expiresInSeconds: string;
 }
 
 /** Response of RotateKey. */
@@ -534,7 +540,7 @@ export const ListKeysResponse: MessageFns<ListKeysResponse> = {
 };
 
 function createBaseRotateKeyRequest(): RotateKeyRequest {
-  return { keyId: "", gracePeriodSeconds: "0" };
+  return { keyId: "", gracePeriodSeconds: "0", expiresInSeconds: "0" };
 }
 
 export const RotateKeyRequest: MessageFns<RotateKeyRequest> = {
@@ -544,6 +550,9 @@ export const RotateKeyRequest: MessageFns<RotateKeyRequest> = {
     }
     if (message.gracePeriodSeconds !== "0") {
       writer.uint32(16).int64(message.gracePeriodSeconds);
+    }
+    if (message.expiresInSeconds !== "0") {
+      writer.uint32(24).int64(message.expiresInSeconds);
     }
     return writer;
   },
@@ -577,6 +586,14 @@ export const RotateKeyRequest: MessageFns<RotateKeyRequest> = {
             message.gracePeriodSeconds = reader.int64().toString();
             continue;
           }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.expiresInSeconds = reader.int64().toString();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -596,6 +613,7 @@ export const RotateKeyRequest: MessageFns<RotateKeyRequest> = {
     const message = createBaseRotateKeyRequest();
     message.keyId = object.keyId ?? "";
     message.gracePeriodSeconds = object.gracePeriodSeconds ?? "0";
+    message.expiresInSeconds = object.expiresInSeconds ?? "0";
     return message;
   },
 };
@@ -800,7 +818,13 @@ export const RevokeKeyResponse: MessageFns<RevokeKeyResponse> = {
  */
 export type KeyServiceService = typeof KeyServiceService;
 export const KeyServiceService = {
-  /** Creates a key. The secret is in the response only. */
+  /**
+   * Creates a key. The secret is in the response only.
+   *
+   * With an `Idempotency-Key`, the response is stored for replay (24 hours) sealed with the
+   * server's master key (AES-256-GCM), never in clear; a replay returns the same key, secret
+   * included. The same holds for RotateKey.
+   */
   createKey: {
     path: "/forecast.v1.KeyService/CreateKey" as const,
     requestStream: false as const,
@@ -821,8 +845,8 @@ export const KeyServiceService = {
     responseDeserialize: (value: Buffer): ListKeysResponse => ListKeysResponse.decode(value),
   },
   /**
-   * Rotates a key: creates a replacement with the same name and scopes, and lets the old key
-   * expire after a grace period so deployments can switch over.
+   * Rotates a key: creates a replacement with the same name, scopes and expiry, and lets the old
+   * key expire after a grace period so deployments can switch over.
    */
   rotateKey: {
     path: "/forecast.v1.KeyService/RotateKey" as const,
@@ -846,13 +870,19 @@ export const KeyServiceService = {
 } as const;
 
 export interface KeyServiceServer extends UntypedServiceImplementation {
-  /** Creates a key. The secret is in the response only. */
+  /**
+   * Creates a key. The secret is in the response only.
+   *
+   * With an `Idempotency-Key`, the response is stored for replay (24 hours) sealed with the
+   * server's master key (AES-256-GCM), never in clear; a replay returns the same key, secret
+   * included. The same holds for RotateKey.
+   */
   createKey: handleUnaryCall<CreateKeyRequest, CreateKeyResponse>;
   /** Lists the account's keys (prefixes only, never secrets), newest first, cursor-paginated. */
   listKeys: handleUnaryCall<ListKeysRequest, ListKeysResponse>;
   /**
-   * Rotates a key: creates a replacement with the same name and scopes, and lets the old key
-   * expire after a grace period so deployments can switch over.
+   * Rotates a key: creates a replacement with the same name, scopes and expiry, and lets the old
+   * key expire after a grace period so deployments can switch over.
    */
   rotateKey: handleUnaryCall<RotateKeyRequest, RotateKeyResponse>;
   /** Revokes a key immediately. Revoking a revoked key returns it unchanged. */
@@ -860,7 +890,13 @@ export interface KeyServiceServer extends UntypedServiceImplementation {
 }
 
 export interface KeyServiceClient extends Client {
-  /** Creates a key. The secret is in the response only. */
+  /**
+   * Creates a key. The secret is in the response only.
+   *
+   * With an `Idempotency-Key`, the response is stored for replay (24 hours) sealed with the
+   * server's master key (AES-256-GCM), never in clear; a replay returns the same key, secret
+   * included. The same holds for RotateKey.
+   */
   createKey(
     request: CreateKeyRequest,
     callback: (error: ServiceError | null, response: CreateKeyResponse) => void,
@@ -893,8 +929,8 @@ export interface KeyServiceClient extends Client {
     callback: (error: ServiceError | null, response: ListKeysResponse) => void,
   ): ClientUnaryCall;
   /**
-   * Rotates a key: creates a replacement with the same name and scopes, and lets the old key
-   * expire after a grace period so deployments can switch over.
+   * Rotates a key: creates a replacement with the same name, scopes and expiry, and lets the old
+   * key expire after a grace period so deployments can switch over.
    */
   rotateKey(
     request: RotateKeyRequest,

@@ -18,6 +18,7 @@ import {
   type ServiceError,
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
+import { Manifest } from "./manifest.pb";
 
 export const protobufPackage = "forecast.v1";
 
@@ -28,13 +29,20 @@ export interface QueryRequest {
   /** Entity to forecast, `<type>:<id>`. Required. */
   entity: string;
   /**
-   * Levels of `contains` descendants to reconcile with, 0..8. Default 0 (the entity's own
-   * series). Values above 0 are refused with 400 until hierarchical reconciliation ships.
+   * Levels of `contains` descendants to reconcile with, 0..8. Default 0: the entity's own
+   * series. With d ≥ 1 the entity and its descendants down to d levels (by shortest distance)
+   * are forecast and reconciled so that every node equals the sum of the leaves beneath it
+   * (grouped structures and leaves with several parents count each leaf once); the response
+   * then carries `descendants` and `reconciliation`. An entity without observations of its own
+   * is forecast from the sum of the leaves beneath it; one with its own data is reconciled to
+   * that sum, with a warning when they differ by more than 0.1%. A depth beyond the graph uses
+   * what exists. Every descendant must have the entity's frequency (else 400
+   * `failed_precondition`); more than 5,000 entities in the hierarchy → 400 naming the limit.
    */
   depth: number;
   /**
-   * When true the response carries the signed audit manifest. Refused with 400 until manifests
-   * ship; the data a manifest needs is recorded for every query already.
+   * When true the response carries the signed audit manifest in `manifest`. Default false: the
+   * manifest is written and signed for every query either way, and can be exported later.
    */
   includeManifest: boolean;
   /**
@@ -55,6 +63,13 @@ export interface QueryRequest {
    * 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95.
    */
   quantiles: number[];
+  /**
+   * Reconciliation method for `depth` ≥ 1: `mint_shrink` (default when empty; MinT,
+   * Wickramasuriya, Athanasopoulos & Hyndman 2019, with a Schäfer–Strimmer shrinkage covariance
+   * of the base forecasts' errors), `wls_struct` (structural weights: leaves summed), `ols` or
+   * `bottom_up`. Accepted and unused at depth 0. Anything else → 400.
+   */
+  reconciliation: string;
 }
 
 /** The forecast of a query. */
@@ -125,10 +140,56 @@ export interface QueryResponse {
   entity: string;
   /** The depth used. */
   depth: number;
+  /**
+   * The signed audit manifest of this query, when `include_manifest` was true (absent
+   * otherwise); `ManifestService.GetManifest` returns the same manifest. Its `output_digest` is
+   * the SHA-256 of the canonical JSON of this answer's output: the object
+   * `{"forecast": …, "descendants": […], "reconciliation": …}` made of the three fields here.
+   */
+  manifest?:
+    | Manifest
+    | undefined;
+  /**
+   * With `depth` ≥ 1: one entry per descendant used (by level, then entity), each with a
+   * forecast of the same shape as `forecast` (its own default thresholds). Every node's
+   * `axes_resolved` equals the sum of its leaves' (coherent to rounding); `distribution`,
+   * `quantiles` and `confidence` are those of the reconciled forecast: joint draws of the base
+   * forecasts (joined by the empirical copula of their in-sample errors) reconciled draw by
+   * draw, and `confidence` is the CRPS skill of the reconciled backtest forecasts over seasonal
+   * naive. `count` axes: every draw non-negative and integer. Empty at depth 0.
+   */
+  descendants: Descendant[];
+  /**
+   * The reconciliation method used at `depth` ≥ 1 (`mint_shrink` falls back to `wls_struct`,
+   * saying so in `warnings`, when the errors it needs are missing). Empty at depth 0.
+   */
+  reconciliation: string;
+}
+
+/** A descendant in a `depth` ≥ 1 answer. */
+export interface Descendant {
+  /** The entity, `<type>:<id>`. */
+  entity: string;
+  /** Its level below the queried entity (shortest `contains` distance, 1..depth). */
+  level: number;
+  /**
+   * Its reconciled forecast: the queried axes it has (`axes_resolved`), the first axis's
+   * distribution, quantiles and confidence when it has that axis.
+   */
+  forecast?: Forecast | undefined;
 }
 
 function createBaseQueryRequest(): QueryRequest {
-  return { entity: "", depth: 0, includeManifest: false, axes: [], horizon: 0, thresholds: [], quantiles: [] };
+  return {
+    entity: "",
+    depth: 0,
+    includeManifest: false,
+    axes: [],
+    horizon: 0,
+    thresholds: [],
+    quantiles: [],
+    reconciliation: "",
+  };
 }
 
 export const QueryRequest: MessageFns<QueryRequest> = {
@@ -161,6 +222,9 @@ export const QueryRequest: MessageFns<QueryRequest> = {
         writer.double(v);
       }
       writer.join();
+    }
+    if (message.reconciliation !== "") {
+      writer.uint32(66).string(message.reconciliation);
     }
     return writer;
   },
@@ -254,6 +318,14 @@ export const QueryRequest: MessageFns<QueryRequest> = {
 
             break;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.reconciliation = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -278,6 +350,7 @@ export const QueryRequest: MessageFns<QueryRequest> = {
     message.horizon = object.horizon ?? 0;
     message.thresholds = object.thresholds?.map((e) => e) || [];
     message.quantiles = object.quantiles?.map((e) => e) || [];
+    message.reconciliation = object.reconciliation ?? "";
     return message;
   },
 };
@@ -719,7 +792,16 @@ export const Forecast_ModelsEntry: MessageFns<Forecast_ModelsEntry> = {
 };
 
 function createBaseQueryResponse(): QueryResponse {
-  return { queryId: "", forecast: undefined, dataAsOf: "0", entity: "", depth: 0 };
+  return {
+    queryId: "",
+    forecast: undefined,
+    dataAsOf: "0",
+    entity: "",
+    depth: 0,
+    manifest: undefined,
+    descendants: [],
+    reconciliation: "",
+  };
 }
 
 export const QueryResponse: MessageFns<QueryResponse> = {
@@ -738,6 +820,15 @@ export const QueryResponse: MessageFns<QueryResponse> = {
     }
     if (message.depth !== 0) {
       writer.uint32(40).int32(message.depth);
+    }
+    if (message.manifest !== undefined) {
+      Manifest.encode(message.manifest, writer.uint32(50).fork()).join();
+    }
+    for (const v of message.descendants) {
+      Descendant.encode(v!, writer.uint32(58).fork()).join();
+    }
+    if (message.reconciliation !== "") {
+      writer.uint32(66).string(message.reconciliation);
     }
     return writer;
   },
@@ -795,6 +886,30 @@ export const QueryResponse: MessageFns<QueryResponse> = {
             message.depth = reader.int32();
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.manifest = Manifest.decode(reader, reader.uint32());
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.descendants.push(Descendant.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.reconciliation = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -819,6 +934,92 @@ export const QueryResponse: MessageFns<QueryResponse> = {
     message.dataAsOf = object.dataAsOf ?? "0";
     message.entity = object.entity ?? "";
     message.depth = object.depth ?? 0;
+    message.manifest = (object.manifest !== undefined && object.manifest !== null)
+      ? Manifest.fromPartial(object.manifest)
+      : undefined;
+    message.descendants = object.descendants?.map((e) => Descendant.fromPartial(e)) || [];
+    message.reconciliation = object.reconciliation ?? "";
+    return message;
+  },
+};
+
+function createBaseDescendant(): Descendant {
+  return { entity: "", level: 0, forecast: undefined };
+}
+
+export const Descendant: MessageFns<Descendant> = {
+  encode(message: Descendant, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.entity !== "") {
+      writer.uint32(10).string(message.entity);
+    }
+    if (message.level !== 0) {
+      writer.uint32(16).int32(message.level);
+    }
+    if (message.forecast !== undefined) {
+      Forecast.encode(message.forecast, writer.uint32(26).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Descendant {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDescendant();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.entity = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.level = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.forecast = Forecast.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create<I extends Exact<DeepPartial<Descendant>, I>>(base?: I): Descendant {
+    return Descendant.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<Descendant>, I>>(object: I): Descendant {
+    const message = createBaseDescendant();
+    message.entity = object.entity ?? "";
+    message.level = object.level ?? 0;
+    message.forecast = (object.forecast !== undefined && object.forecast !== null)
+      ? Forecast.fromPartial(object.forecast)
+      : undefined;
     return message;
   },
 };
@@ -832,13 +1033,19 @@ export const OracleServiceService = {
   /**
    * Forecasts the entity's axes `horizon` steps past their last observation, with the data as
    * of the latest revision (reported in `data_as_of`). The model is chosen automatically per
-   * series. Every query is recorded (data revision, models and parameters, seeds) for audit.
+   * series. Every query gets a signed audit manifest (data revision and input digests, models
+   * with parameters and seeds, output digest; see `Manifest`), committed with the query before
+   * the answer; `include_manifest` returns it inline, `ManifestService.GetManifest` exports it
+   * later and `ForensicsService.Reproduce` replays it.
    *
-   * Errors: 400 for malformed or out-of-range fields (named), for an unknown axis, and for
-   * `depth` > 0 or `include_manifest` (not yet supported: they arrive with the graph and audit
-   * features, and are refused rather than ignored); 404 for an entity that does not exist for
-   * the account; 422 `insufficient_data` when an axis has too few observations (the message
-   * says how many there are and how many are needed).
+   * With `depth` ≥ 1 the answer is the reconciled forecast of the entity and its `contains`
+   * descendants (see `depth`, `reconciliation` and `descendants`).
+   *
+   * Errors: 400 for malformed or out-of-range fields (named) and for an unknown axis; 404 for
+   * an entity that does not exist for the account; 422
+   * `insufficient_data` when an axis has too few observations (the message says how many there
+   * are and how many are needed) or, at `depth` ≥ 1, when neither the entity nor any leaf
+   * beneath it has observations.
    */
   query: {
     path: "/forecast.v1.OracleService/Query" as const,
@@ -855,13 +1062,19 @@ export interface OracleServiceServer extends UntypedServiceImplementation {
   /**
    * Forecasts the entity's axes `horizon` steps past their last observation, with the data as
    * of the latest revision (reported in `data_as_of`). The model is chosen automatically per
-   * series. Every query is recorded (data revision, models and parameters, seeds) for audit.
+   * series. Every query gets a signed audit manifest (data revision and input digests, models
+   * with parameters and seeds, output digest; see `Manifest`), committed with the query before
+   * the answer; `include_manifest` returns it inline, `ManifestService.GetManifest` exports it
+   * later and `ForensicsService.Reproduce` replays it.
    *
-   * Errors: 400 for malformed or out-of-range fields (named), for an unknown axis, and for
-   * `depth` > 0 or `include_manifest` (not yet supported: they arrive with the graph and audit
-   * features, and are refused rather than ignored); 404 for an entity that does not exist for
-   * the account; 422 `insufficient_data` when an axis has too few observations (the message
-   * says how many there are and how many are needed).
+   * With `depth` ≥ 1 the answer is the reconciled forecast of the entity and its `contains`
+   * descendants (see `depth`, `reconciliation` and `descendants`).
+   *
+   * Errors: 400 for malformed or out-of-range fields (named) and for an unknown axis; 404 for
+   * an entity that does not exist for the account; 422
+   * `insufficient_data` when an axis has too few observations (the message says how many there
+   * are and how many are needed) or, at `depth` ≥ 1, when neither the entity nor any leaf
+   * beneath it has observations.
    */
   query: handleUnaryCall<QueryRequest, QueryResponse>;
 }
@@ -870,13 +1083,19 @@ export interface OracleServiceClient extends Client {
   /**
    * Forecasts the entity's axes `horizon` steps past their last observation, with the data as
    * of the latest revision (reported in `data_as_of`). The model is chosen automatically per
-   * series. Every query is recorded (data revision, models and parameters, seeds) for audit.
+   * series. Every query gets a signed audit manifest (data revision and input digests, models
+   * with parameters and seeds, output digest; see `Manifest`), committed with the query before
+   * the answer; `include_manifest` returns it inline, `ManifestService.GetManifest` exports it
+   * later and `ForensicsService.Reproduce` replays it.
    *
-   * Errors: 400 for malformed or out-of-range fields (named), for an unknown axis, and for
-   * `depth` > 0 or `include_manifest` (not yet supported: they arrive with the graph and audit
-   * features, and are refused rather than ignored); 404 for an entity that does not exist for
-   * the account; 422 `insufficient_data` when an axis has too few observations (the message
-   * says how many there are and how many are needed).
+   * With `depth` ≥ 1 the answer is the reconciled forecast of the entity and its `contains`
+   * descendants (see `depth`, `reconciliation` and `descendants`).
+   *
+   * Errors: 400 for malformed or out-of-range fields (named) and for an unknown axis; 404 for
+   * an entity that does not exist for the account; 422
+   * `insufficient_data` when an axis has too few observations (the message says how many there
+   * are and how many are needed) or, at `depth` ≥ 1, when neither the entity nor any leaf
+   * beneath it has observations.
    */
   query(
     request: QueryRequest,

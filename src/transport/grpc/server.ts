@@ -8,7 +8,7 @@ import { loadFileDescriptorSetFromBuffer } from '@grpc/proto-loader';
 import { ReflectionService } from '@grpc/reflection';
 import { HealthImplementation } from 'grpc-health-check';
 import type { IncomingCall } from '../../rpc/context';
-import type { ServiceError } from '../../rpc/errors';
+import { invalidArgument, ServiceError } from '../../rpc/errors';
 import type { MethodEntry } from '../../rpc/method';
 import type { CallOutcome, Pipeline } from '../../rpc/pipeline';
 import { encodeStatusDetails } from './status-details';
@@ -38,7 +38,10 @@ export function createGrpcServer(pipeline: Pipeline, options: GrpcServerOptions)
     const definition: Record<string, grpc.MethodDefinition<unknown, unknown>> = {};
     const impl: grpc.UntypedServiceImplementation = {};
     for (const entry of entries) {
-      definition[entry.key] = entry.definition as unknown as grpc.MethodDefinition<unknown, unknown>;
+      // grpc-js receives the raw bytes: a message that does not decode is judged by the pipeline
+      // (after authentication, as INVALID_ARGUMENT with our error details), not answered by
+      // grpc-js with a bare INTERNAL "Error deserializing request".
+      definition[entry.key] = { ...entry.definition, requestDeserialize: (bytes: Buffer) => bytes } as unknown as grpc.MethodDefinition<unknown, unknown>;
       impl[entry.key] = entry.definition.requestStream ? clientStreamHandler(pipeline, entry) : unaryHandler(pipeline, entry);
     }
     server.addService(definition as grpc.ServiceDefinition, impl);
@@ -53,14 +56,34 @@ export function createGrpcServer(pipeline: Pipeline, options: GrpcServerOptions)
 
 function unaryHandler(pipeline: Pipeline, entry: MethodEntry): grpc.handleUnaryCall<unknown, unknown> {
   return (call, callback) => {
-    pipeline.unary(entry, () => call.request, incomingOf(call)).then((outcome) => finish(call, callback, outcome));
+    pipeline
+      .unary(entry, () => decodeMessage(entry, call.request as Buffer, 'request'), incomingOf(call))
+      .then((outcome) => finish(call, callback, outcome))
+      .catch((err) => failSafe(callback, err));
   };
 }
 
 function clientStreamHandler(pipeline: Pipeline, entry: MethodEntry): grpc.handleClientStreamingCall<unknown, unknown> {
   return (call, callback) => {
-    pipeline.clientStream(entry, call, incomingOf(call)).then((outcome) => finish(call, callback, outcome));
+    pipeline
+      .clientStream(entry, decodeStream(entry, call), incomingOf(call))
+      .then((outcome) => finish(call, callback, outcome))
+      .catch((err) => failSafe(callback, err));
   };
+}
+
+/** Decode one request message; 400 naming `field` when the bytes are not a valid message. */
+function decodeMessage(entry: MethodEntry, bytes: Buffer, field: string): unknown {
+  try {
+    return entry.definition.requestDeserialize(bytes);
+  } catch {
+    throw invalidArgument(field, `is not a valid ${entry.name} request message (malformed protobuf, ${bytes.length} bytes)`);
+  }
+}
+
+async function* decodeStream(entry: MethodEntry, call: grpc.ServerReadableStream<unknown, unknown>): AsyncGenerator<unknown> {
+  let i = 0;
+  for await (const bytes of call) yield decodeMessage(entry, bytes as Buffer, `messages[${i++}]`);
 }
 
 function finish(
@@ -78,12 +101,34 @@ function finish(
   }
 }
 
+/** The pipeline never rejects; should answering fail anyway, the call still ends (and nothing is left unhandled). */
+function failSafe(callback: grpc.sendUnaryData<unknown>, err: unknown): void {
+  try {
+    callback(toGrpcError(ServiceError.from(err), new grpc.Metadata()));
+  } catch {
+    // the call has ended already
+  }
+}
+
+/**
+ * Most bytes our error trailers (`grpc-message` and `grpc-status-details-bin`) may take: peers
+ * refuse a header list over 8 KiB (grpc-js's default), and with it the stream.
+ */
+const MAX_ERROR_TRAILER_BYTES = 6000;
+
 /** A pipeline error as a grpc-js error: status, message, trailers with request-id and details. */
 export function toGrpcError(error: ServiceError, trailers: grpc.Metadata): Partial<grpc.StatusObject> {
   const meta: Record<string, string> = {};
   if (error.details) for (const [k, v] of Object.entries(error.details)) meta[k] = typeof v === 'string' ? v : JSON.stringify(v);
-  trailers.set('grpc-status-details-bin', encodeStatusDetails(error.grpcStatus, error.message, error.code, meta));
-  return { code: error.grpcStatus, details: error.message, metadata: trailers };
+  let message = error.message;
+  let details = encodeStatusDetails(error.grpcStatus, message, error.code, meta);
+  // Percent-encoded message + base64 details: keep them under the budget, whatever the input was.
+  if (encodeURI(message).length + Math.ceil(details.length / 3) * 4 > MAX_ERROR_TRAILER_BYTES) {
+    message = message.slice(0, 200);
+    details = encodeStatusDetails(error.grpcStatus, message, error.code, {});
+  }
+  trailers.set('grpc-status-details-bin', details);
+  return { code: error.grpcStatus, details: message, metadata: trailers };
 }
 
 function toMetadata(headers: Record<string, string>): grpc.Metadata {
@@ -123,8 +168,9 @@ class GrpcIncoming implements IncomingCall {
   get signal(): AbortSignal {
     if (!this.abort) {
       const controller = (this.abort = new AbortController());
-      if (this.call.cancelled) controller.abort();
-      else this.call.on('cancelled', () => controller.abort());
+      const cancel = () => controller.abort(new ServiceError('unavailable', 'the client cancelled the call'));
+      if (this.call.cancelled) cancel();
+      else this.call.on('cancelled', cancel);
     }
     return this.abort.signal;
   }

@@ -17,6 +17,28 @@ export async function readBody(req: IncomingMessage, limit: number): Promise<Buf
   return Buffer.concat(chunks);
 }
 
+/**
+ * The lines of a newline-delimited body, read as they arrive (blank lines skipped), refusing
+ * more than `limit` bytes in all with 413. Only one line is ever held beyond what the caller keeps.
+ */
+export async function* ndjsonLines(req: IncomingMessage, limit: number): AsyncGenerator<string> {
+  const declared = Number(req.headers['content-length']);
+  const tooLarge = () => new ServiceError('payload_too_large', `request body exceeds the limit of ${limit} bytes`, { limit });
+  if (Number.isFinite(declared) && declared > limit) throw tooLarge();
+  const decoder = new TextDecoder('utf-8', { fatal: false });
+  let size = 0;
+  let rest = '';
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) throw tooLarge();
+    const lines = (rest + decoder.decode(chunk, { stream: true })).split('\n');
+    rest = lines.pop()!;
+    for (const line of lines) if (line.trim() !== '') yield line;
+  }
+  rest += decoder.decode();
+  if (rest.trim() !== '') yield rest;
+}
+
 /** The media type of a Content-Type header, lower-cased, without parameters. */
 export function mediaType(header: string | undefined): string | undefined {
   return header?.split(';')[0].trim().toLowerCase() || undefined;

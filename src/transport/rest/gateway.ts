@@ -1,21 +1,25 @@
 /**
- * The REST transport: a Node HTTP request listener that matches the compiled route table, turns
- * the HTTP request into a call (JSON ↔ generated messages via the descriptor image) and hands it
- * to the same pipeline the gRPC server uses. No API path is hand-written. API calls are served on
- * the bare Node request and response (why: Express's router and response helpers cost as much
- * as the whole API call on a cached read); Express hosts only the site (sign-up page, OpenAPI)
- * and answers what matches no API route.
+ * The REST gateway as one Express middleware: it matches the route table compiled from the
+ * `google.api.http` annotations (its own matcher: no API path is written by hand), turns the HTTP
+ * request into a call (JSON ↔ generated messages via the descriptor image) and hands it to the
+ * same pipeline the gRPC server uses. A request no route matches goes on to the next middleware
+ * (the site). Mounted by `createRestApp` (app.ts) behind the operator's Express middleware.
+ *
+ * The hot path works on the bare Node request and response (why: Express's response helpers
+ * cost as much as a cached API call); Express contributes the middleware chain around it.
+ * Bodies are read only after authentication (inside the pipeline's `decode`), so a caller
+ * without a valid key gets 401 before a byte of its upload is buffered.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import express, { type Request, type Response, type NextFunction } from 'express';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Clock } from '../../clock';
 import { newId } from '../../ids';
 import type { Logger } from '../../log';
 import type { IncomingCall } from '../../rpc/context';
 import { ServiceError } from '../../rpc/errors';
 import { API_VERSION, type CallOutcome, type Pipeline } from '../../rpc/pipeline';
-import { mediaType, parseJson, readBody } from './body';
-import { decodeRequest, encodeJson, encodeResponse } from './json-codec';
+import { mediaType, ndjsonLines, parseJson, readBody } from './body';
+import { decodeRequest, encodeJson, encodeResponse, rawResponse } from './json-codec';
 import { PathDecodeError } from './path-template';
 import type { Route, RouteTable } from './route-table';
 
@@ -23,66 +27,50 @@ export interface GatewayOptions {
   readonly maxBodyBytes: number;
   readonly clock: Clock;
   readonly log: Logger;
-  /** Non-API handlers (e.g. the sign-up page at `/`), tried when no API route matches. */
-  readonly site?: readonly express.RequestHandler[];
 }
-
-/** What `http.createServer` takes. */
-export type RequestListener = (req: IncomingMessage, res: ServerResponse) => void;
 
 const JSON_TYPES = new Set(['application/json']);
 const NDJSON_TYPES = new Set(['application/x-ndjson', 'application/jsonl', 'application/json-seq']);
 const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+/** A client stream may be larger than one JSON body: up to 64 of them. */
+const STREAM_BODIES = 64;
 
-/** A request listener serving every route of the table through the pipeline, and the site beside it. */
-export function createGateway(pipeline: Pipeline, routes: RouteTable, options: GatewayOptions): RequestListener {
-  const gatewayHeaders = () => callHeaders(options.clock);
+/** The API: every route of the table through the pipeline; anything else goes to `next`. */
+export function apiMiddleware(pipeline: Pipeline, routes: RouteTable, options: GatewayOptions): RequestHandler {
   const fail = (res: ServerResponse, err: unknown) => {
     const error = ServiceError.from(err);
     if (error.code === 'internal') options.log.error('gateway error', { error: err });
-    sendError(res, error, gatewayHeaders());
+    sendError(res, error, callHeaders(options.clock));
   };
-  const site = express();
-  site.disable('x-powered-by');
-  site.disable('etag');
-  for (const handler of options.site ?? []) site.use(handler);
-  site.use((req: Request, res: Response) => {
-    sendError(res, new ServiceError('not_found', `no route for ${req.method} ${pathOf(req.originalUrl).slice(0, 200)}`), gatewayHeaders());
-  });
-  // Last resort: anything thrown outside the pipeline becomes the standard error body.
-  site.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => fail(res, err));
-
-  return (req, res) => {
-    const url = req.url ?? '/';
-    const rawPath = pathOf(url);
+  return (req: Request, res: Response, next: NextFunction) => {
+    const url = req.url;
+    const q = url.indexOf('?');
+    const rawPath = q === -1 ? url : url.slice(0, q);
+    // HEAD answers as GET without a body (Node sends no body for HEAD).
+    const method = req.method === 'HEAD' ? 'GET' : req.method;
     let match;
     try {
-      match = routes.match(req.method ?? 'GET', rawPath);
+      match = routes.match(method, rawPath);
     } catch (err) {
-      if (err instanceof PathDecodeError) return sendError(res, new ServiceError('invalid_argument', `path: ${err.message}`), gatewayHeaders());
+      if (err instanceof PathDecodeError) return sendError(res, new ServiceError('invalid_argument', `path: ${err.message}`), callHeaders(options.clock));
       return fail(res, err);
     }
-    if (match.kind === 'not_found') return site(req, res);
+    if (match.kind === 'not_found') return next();
     if (match.kind === 'method_not_allowed') {
-      return sendError(res, new ServiceError('method_not_allowed', `${req.method} is not allowed on ${rawPath.slice(0, 200)}; allowed: ${match.allowed.join(', ')}`), {
-        ...gatewayHeaders(),
-        allow: match.allowed.join(', '),
+      const allowed = match.allowed.includes('GET') ? [...match.allowed, 'HEAD'].sort() : match.allowed;
+      return sendError(res, new ServiceError('method_not_allowed', `${req.method} is not allowed on ${rawPath.slice(0, 200)}; allowed: ${allowed.join(', ')}`), {
+        ...callHeaders(options.clock),
+        allow: allowed.join(', '),
       });
     }
-    const q = url.indexOf('?');
     const query = new URLSearchParams(q === -1 ? '' : url.slice(q + 1));
     serve(pipeline, match.route, match.vars, query, options, req, res).catch((err) => fail(res, err));
   };
 }
 
 /** Headers of an answer the pipeline did not produce (it sets the same two on its own). */
-function callHeaders(clock: Clock): Record<string, string> {
+export function callHeaders(clock: Clock): Record<string, string> {
   return { 'request-id': newId('req', clock), 'api-version': API_VERSION };
-}
-
-function pathOf(url: string): string {
-  const q = url.indexOf('?');
-  return q === -1 ? url : url.slice(0, q);
 }
 
 async function serve(
@@ -94,61 +82,68 @@ async function serve(
   req: IncomingMessage,
   res: ServerResponse,
 ): Promise<void> {
-  const incoming = incomingOf(req, res);
+  const incoming = new RestIncoming(req, res);
   let outcome: CallOutcome<unknown>;
-  try {
-    if (route.entry.definition.requestStream) {
-      const lines = await readNdjson(req, route, options.maxBodyBytes);
-      outcome = await pipeline.clientStream(route.entry, decodeLines(route, lines), incoming);
-    } else {
-      const body = route.body ? await readJsonBody(req, options.maxBodyBytes) : undefined;
-      outcome = await pipeline.unary(route.entry, () => route.entry.definition.requestDeserialize(decodeRequest(route, vars, query, body)), incoming);
+  if (route.entry.definition.requestStream) {
+    // Read lazily, as the endpoint iterates: after authentication, never buffered whole.
+    async function* messages(): AsyncGenerator<unknown> {
+      const type = mediaType(req.headers['content-type']);
+      if (hasBody(req) && (!type || !NDJSON_TYPES.has(type))) {
+        throw new ServiceError('unsupported_media_type', `${route.entry.name} takes newline-delimited JSON: Content-Type must be application/x-ndjson, got ${type ?? 'none'}`);
+      }
+      let n = 0;
+      for await (const line of ndjsonLines(req, options.maxBodyBytes * STREAM_BODIES)) yield decodeLine(route, line, ++n);
     }
-  } catch (err) {
-    // Body-level failures (413, 415, malformed JSON) are judged before the pipeline runs.
-    return sendError(res, ServiceError.from(err), callHeaders(options.clock));
+    outcome = await pipeline.clientStream(route.entry, messages(), incoming);
+  } else {
+    outcome = await pipeline.unary(
+      route.entry,
+      async () => {
+        const body = route.body ? await readJsonBody(req, options.maxBodyBytes) : undefined;
+        return route.entry.definition.requestDeserialize(decodeRequest(route, vars, query, body));
+      },
+      incoming,
+    );
   }
+  // Answered before the body was read to its end (a 401, a bad NDJSON line): close the
+  // connection rather than read the rest.
+  if (!req.readableEnded && hasBody(req)) res.setHeader('connection', 'close');
   if (!outcome.ok) return sendError(res, outcome.error, outcome.headers);
-  const json = encodeResponse(route, route.entry.definition.responseSerialize(outcome.response));
-  sendJson(res, 200, outcome.headers, JSON.stringify(json));
+  const bytes = route.entry.definition.responseSerialize(outcome.response);
+  if (route.rawBody) {
+    const { contentType, data } = rawResponse(route, bytes);
+    return sendBody(res, 200, outcome.headers, contentType, data);
+  }
+  sendJson(res, 200, outcome.headers, JSON.stringify(encodeResponse(route, bytes)));
+}
+
+function hasBody(req: IncomingMessage): boolean {
+  return req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
 }
 
 async function readJsonBody(req: IncomingMessage, limit: number): Promise<unknown> {
+  const type = mediaType(req.headers['content-type']);
+  const typeOk = type !== undefined && JSON_TYPES.has(type);
+  // A body of the wrong type is refused before it is read; an empty one is no body at all.
+  if (!typeOk && hasBody(req)) throw unsupported(type);
   const bytes = await readBody(req, limit);
   if (bytes.length === 0) return undefined;
-  const type = mediaType(req.headers['content-type']);
-  if (!type || !JSON_TYPES.has(type)) {
-    throw new ServiceError('unsupported_media_type', `Content-Type must be application/json, got ${type ?? 'none'}`);
-  }
+  if (!typeOk) throw unsupported(type);
   return parseJson(bytes.toString('utf8'));
 }
 
-async function readNdjson(req: IncomingMessage, route: Route, limit: number): Promise<string[]> {
-  // A stream may be larger than one JSON body: allow up to 64 of them.
-  const bytes = await readBody(req, limit * 64);
-  const type = mediaType(req.headers['content-type']);
-  if (bytes.length > 0 && (!type || !NDJSON_TYPES.has(type))) {
-    throw new ServiceError('unsupported_media_type', `${route.entry.name} takes newline-delimited JSON: Content-Type must be application/x-ndjson, got ${type ?? 'none'}`);
-  }
-  return bytes.toString('utf8').split('\n').filter((l) => l.trim() !== '');
+function unsupported(type: string | undefined): ServiceError {
+  return new ServiceError('unsupported_media_type', `Content-Type must be application/json, got ${type ?? 'none'}`);
 }
 
-async function* decodeLines(route: Route, lines: readonly string[]): AsyncGenerator<unknown> {
-  for (const [i, line] of lines.entries()) {
-    const object = parseJson(line, `line ${i + 1}`);
-    let bytes: Buffer;
-    try {
-      bytes = encodeJson(route.input, object);
-    } catch (err) {
-      const e = ServiceError.from(err);
-      throw new ServiceError(e.code, `line ${i + 1}: ${e.message}`, e.details);
-    }
-    yield route.entry.definition.requestDeserialize(bytes);
+function decodeLine(route: Route, line: string, n: number): unknown {
+  const object = parseJson(line, `line ${n}`);
+  try {
+    return route.entry.definition.requestDeserialize(encodeJson(route.input, object));
+  } catch (err) {
+    const e = ServiceError.from(err);
+    throw new ServiceError(e.code, `line ${n}: ${e.message}`, e.details);
   }
-}
-
-function incomingOf(req: IncomingMessage, res: ServerResponse): IncomingCall {
-  return new RestIncoming(req, res);
 }
 
 /** The HTTP side of a call. A class so its lazy signal lives on a shared prototype (see `Context` in rpc/pipeline.ts). */
@@ -195,10 +190,15 @@ function parseGrpcTimeout(value: string | string[] | undefined): number | undefi
 
 /** Send a JSON body with its status and headers (Content-Length set, so keep-alive needs no chunking). */
 function sendJson(res: ServerResponse, status: number, headers: Record<string, string>, body: string): void {
+  sendBody(res, status, headers, JSON_CONTENT_TYPE, body);
+}
+
+/** Send a body of any content type with its status and headers. */
+function sendBody(res: ServerResponse, status: number, headers: Record<string, string>, contentType: string, body: string | Uint8Array): void {
   res.statusCode = status;
   for (const k in headers) res.setHeader(k, headers[k]);
-  res.setHeader('content-type', JSON_CONTENT_TYPE);
-  res.setHeader('content-length', Buffer.byteLength(body));
+  res.setHeader('content-type', contentType);
+  res.setHeader('content-length', typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength);
   res.end(body);
 }
 
@@ -208,7 +208,12 @@ export function sendError(res: ServerResponse, error: ServiceError, headers: Rec
     res.end();
     return;
   }
-  const body: Record<string, unknown> = { code: error.code, message: error.message, request_id: headers['request-id'] };
+  sendJson(res, error.httpStatus, error.headers ? { ...headers, ...error.headers } : headers, errorBody(error, headers['request-id']));
+}
+
+/** The JSON text of an error body. */
+export function errorBody(error: ServiceError, requestId: string): string {
+  const body: Record<string, unknown> = { code: error.code, message: error.message, request_id: requestId };
   if (error.details) body.details = error.details;
-  sendJson(res, error.httpStatus, error.headers ? { ...headers, ...error.headers } : headers, JSON.stringify(body));
+  return JSON.stringify(body);
 }

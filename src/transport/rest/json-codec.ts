@@ -1,10 +1,13 @@
 /**
  * The proto3 JSON mapping for the gateway, using the descriptor image (protobuf-es reflection):
  * strict decoding (unknown fields and wrong types are 400 naming the field), proto field
- * names on output, every field emitted. The endpoint itself sees the same generated (ts-proto)
+ * names on output, every field emitted. Stricter than proto3 JSON requires, on purpose: `null`
+ * is refused for anything but a message (where it means "absent"), so `"value": null` is an
+ * error rather than a silent 0; integers given as text must be decimal (`"0x10"` is not 16),
+ * and so must floating-point numbers (or NaN/Infinity/-Infinity). The endpoint itself sees the same generated (ts-proto)
  * objects as over gRPC: JSON → reflective message → binary → generated decoder, and back.
  */
-import { fromBinary, fromJson, toBinary, toJson, type DescField, type DescMessage, type JsonValue } from '@bufbuild/protobuf';
+import { fromBinary, fromJson, ScalarType, toBinary, toJson, type DescField, type DescMessage, type JsonValue } from '@bufbuild/protobuf';
 import { invalidArgument, ServiceError } from '../../rpc/errors';
 import type { Route } from './route-table';
 
@@ -33,6 +36,7 @@ export function decodeRequest(route: Route, vars: Record<string, string>, query:
 
 /** JSON object → binary encoding of `schema`, or 400 naming the offending field. */
 export function encodeJson(schema: DescMessage, object: unknown): Buffer {
+  checkStrict(schema, object, '');
   try {
     return Buffer.from(toBinary(schema, fromJson(schema, object as JsonValue, { ignoreUnknownFields: false })));
   } catch (err) {
@@ -48,6 +52,14 @@ export function encodeResponse(route: Route, bytes: Uint8Array): JsonValue {
   if (field.fieldKind !== 'message') throw new Error(`response_body ${field.name} must be a message field`);
   const sub = (message as unknown as Record<string, unknown>)[field.localName];
   return toJson(field.message, (sub ?? {}) as never, JSON_WRITE);
+}
+
+/** A `google.api.HttpBody` response (see `Route.rawBody`): its content type and raw bytes. */
+export function rawResponse(route: Route, bytes: Uint8Array): { contentType: string; data: Uint8Array } {
+  const message = fromBinary(route.output, bytes) as unknown as Record<string, unknown>;
+  const field = route.responseBody ? route.output.fields.find((f) => f.name === route.responseBody)! : undefined;
+  const body = (field ? message[field.localName] : message) as { contentType?: string; data?: Uint8Array } | undefined;
+  return { contentType: body?.contentType || 'application/octet-stream', data: body?.data ?? new Uint8Array(0) };
 }
 
 /** Turn protobuf-es JSON errors into 400s that name the field (and never echo internals). */
@@ -108,4 +120,45 @@ function boolOf(key: string, v: string): boolean {
   if (v === 'true' || v === '1') return true;
   if (v === 'false' || v === '0') return false;
   throw invalidArgument(key, `expected true or false, got ${JSON.stringify(v)}`);
+}
+
+const FLOATS = new Set([ScalarType.DOUBLE, ScalarType.FLOAT]);
+const NOT_NUMBERS = new Set([ScalarType.STRING, ScalarType.BYTES, ScalarType.BOOL]);
+const DECIMAL_INTEGER = /^-?\d+$/;
+const DECIMAL_NUMBER = /^-?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$|^(NaN|-?Infinity)$/;
+
+/** The checks proto3 JSON leaves out (module doc), before protobuf-es decodes. */
+function checkStrict(schema: DescMessage, value: unknown, path: string): void {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return; // protobuf-es names the problem
+  for (const [key, v] of Object.entries(value)) {
+    const field = findField(schema, key);
+    if (!field) continue; // unknown: protobuf-es refuses it
+    const at = path ? `${path}.${field.name}` : field.name;
+    if (field.fieldKind === 'list') {
+      if (Array.isArray(v)) v.forEach((e, i) => checkValue(field, e, `${at}[${i}]`));
+      else checkValue(field, v, at);
+    } else if (field.fieldKind === 'map') {
+      if (v !== null && typeof v === 'object' && !Array.isArray(v)) for (const [k, e] of Object.entries(v)) checkValue(field, e, `${at}.${k}`);
+      else checkValue(field, v, at);
+    } else {
+      checkValue(field, v, at);
+    }
+  }
+}
+
+/** One value (or list element, or map value) of `field`. */
+function checkValue(field: DescField, v: unknown, at: string): void {
+  const message = field.fieldKind === 'list' || field.fieldKind === 'map' || field.fieldKind === 'message' ? field.message : undefined;
+  const single = field.fieldKind === 'message';
+  if (v === null) {
+    if (single && message!.typeName !== 'google.protobuf.Value') return; // null = absent
+    if (message?.typeName === 'google.protobuf.Value' || field.enum?.typeName === 'google.protobuf.NullValue') return;
+    throw invalidArgument(at, 'null is not a value (leave the field out for its default)');
+  }
+  if (message) return checkStrict(message, v, at);
+  const scalar = field.fieldKind === 'scalar' || field.fieldKind === 'list' || field.fieldKind === 'map' ? field.scalar : undefined;
+  if (typeof v !== 'string' || scalar === undefined || NOT_NUMBERS.has(scalar)) return;
+  if (FLOATS.has(scalar) ? !DECIMAL_NUMBER.test(v) : !DECIMAL_INTEGER.test(v)) {
+    throw invalidArgument(at, `${FLOATS.has(scalar) ? 'expected a decimal number' : 'expected a decimal integer'}, got ${JSON.stringify(v.slice(0, 40))}`);
+  }
 }

@@ -15,10 +15,21 @@ export interface Route {
   readonly body: string;
   /** Empty (whole response) or the response field sent as the body. */
   readonly responseBody: string;
+  /**
+   * True when what is sent is a `google.api.HttpBody` (the whole response or its
+   * `response_body` field): its `data` goes out as the raw body with its `content_type`, as
+   * grpc-gateway does, instead of the message's JSON form.
+   */
+  readonly rawBody: boolean;
   readonly entry: MethodEntry;
+  /** The method's descriptor (comments, options). */
+  readonly method: DescMethod;
   readonly input: DescMessage;
   readonly output: DescMessage;
 }
+
+/** The message whose `data` is sent raw. */
+const HTTP_BODY = 'google.api.HttpBody';
 
 export type RouteMatch =
   | { readonly kind: 'found'; readonly route: Route; readonly vars: Record<string, string> }
@@ -83,12 +94,15 @@ function toRoute(rule: HttpRuleLike, entry: MethodEntry, desc: DescMethod): Rout
   if (rule.responseBody && !desc.output.fields.some((f) => f.name === rule.responseBody)) {
     throw new Error(`${entry.path}: response_body field ${rule.responseBody} is not in ${desc.output.typeName}`);
   }
+  const sent = rule.responseBody ? desc.output.fields.find((f) => f.name === rule.responseBody)!.message : desc.output;
   return {
     httpMethod,
     template: parseTemplate(path),
     body: rule.body,
     responseBody: rule.responseBody,
+    rawBody: sent?.typeName === HTTP_BODY,
     entry,
+    method: desc,
     input: desc.input,
     output: desc.output,
   };

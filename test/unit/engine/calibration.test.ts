@@ -1,12 +1,12 @@
 import { test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import { backtest, scoreForecast, type BacktestResult } from '../../../src/engine/backtest';
-import { join } from 'node:path';
 import { applyCalibration, conformalQuantile, planCalibration, planFactors, refineMinErrors, standardisedError } from '../../../src/engine/calibration/conformal';
 import { CALIBRATION_PRIORS, calibrationPrior, lengthClass, priorFactors } from '../../../src/engine/calibration/prior';
 import { forecastSeries } from '../../../src/engine/index';
 import { coverage, maseScale, msis } from '../../../src/engine/metrics';
-import { loadBenchmark, sharedDataDir } from '../../../src/cli/evaluate-data';
+import { loadBenchmark } from '../../../src/cli/evaluate-data';
+import { sharedDataFile } from '../../helpers/files';
 import { normalCdf, normalQuantile } from '../../../src/engine/math/normal';
 import type { PredictiveDistribution, StepDistribution } from '../../../src/engine/types';
 import { randomWalk, toyNaive } from './backtest-toy-families';
@@ -166,7 +166,7 @@ test('short series: the default is calibrated by its prior even without a backte
 // the full history, so the out-of-sample coverage lands just above 95% (97.0% here): the upper
 // bound allows half a point over the 97% target rather than tune the priors on these test windows.
 test('short series of M3 (yearly, under 25 values): 95% coverage within 93–97.5% and a lower MSIS than the model intervals', () => {
-  const series = loadBenchmark(join(sharedDataDir(), 'm3/m3.jsonl')).filter((s) => s.group === 'yearly' && s.train.length < 25);
+  const series = loadBenchmark(sharedDataFile('m3/m3.jsonl')).filter((s) => s.group === 'yearly' && s.train.length < 25);
   assert.equal(series.length, 459);
   const score = (calibrate: 'auto' | 'off') => {
     let cov = 0;

@@ -1,8 +1,8 @@
 /** The plausibility band (`guard.ts`): its rule, the censoring, and degenerate combination members. */
 import { test } from '@jest/globals';
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
-import { loadBenchmark, sharedDataDir } from '../../../src/cli/evaluate-data';
+import { loadBenchmark } from '../../../src/cli/evaluate-data';
+import { sharedDataFile } from '../../helpers/files';
 import { periodsFor } from '../../../src/cli/evaluate-series';
 import { NormalStep } from '../../../src/engine/distributions/normal-step';
 import { forecastSeries } from '../../../src/engine/index';
@@ -89,7 +89,7 @@ test('a combination drops a degenerate member (with a warning) and keeps the oth
 });
 
 test('web traffic (1,000 daily series): every default interval inside its band, no series MSIS above 1,000, set mean below 100', () => {
-  const series = loadBenchmark(join(sharedDataDir(), 'daily/web-traffic.jsonl'));
+  const series = loadBenchmark(sharedDataFile('daily/web-traffic.jsonl'));
   assert.equal(series.length, 1000);
   let sum = 0;
   let worst = { id: '', msis: 0 };

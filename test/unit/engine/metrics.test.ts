@@ -1,14 +1,15 @@
 import { test } from '@jest/globals';
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { NormalStep } from '../../../src/engine/distributions/normal-step';
 import { EmpiricalStep } from '../../../src/engine/distributions/empirical-step';
 import { aggregateScores, coverage, crps, mase, maseScale, msis, pinball, scaledPinball, smape } from '../../../src/engine/metrics';
-import { loadBenchmark, readJsonLines, sharedDataDir } from '../../../src/cli/evaluate-data';
+import { loadBenchmark, readJsonLines } from '../../../src/cli/evaluate-data';
+import { sharedDataFile } from '../../helpers/files';
 import { naive2Forecast } from './metrics-naive2-reference';
 import { forecastSeries } from '../../../src/engine/index';
 
-const DATA = sharedDataDir();
+/** Benchmark data, found from the repository (not the working directory) and loudly required. */
+const data = (relative: string) => sharedDataFile(relative);
 
 test('sMAPE, MASE, MSIS, coverage and pinball on hand-computed values', () => {
   assert.ok(Math.abs(smape([100, 200], [110, 180]) - (200 * 10 / 210 + 200 * 20 / 380) / 2) < 1e-12);
@@ -44,10 +45,10 @@ test('CRPS: exact normal form, numerical form agrees, point mass gives absolute 
 });
 
 test('reproduces the published M3 table from the original forecasts', () => {
-  const series = loadBenchmark(join(DATA, 'm3/m3.jsonl'));
+  const series = loadBenchmark(data('m3/m3.jsonl'));
   const byId = new Map(series.map((s) => [s.id, s]));
   const totals = new Map<string, { sum: number; n: number }>();
-  for (const row of readJsonLines(join(DATA, 'm3/m3-original-forecasts.jsonl.gz')) as {
+  for (const row of readJsonLines(data('m3/m3-original-forecasts.jsonl.gz')) as {
     method: string;
     id: string;
     forecast: number[];
@@ -60,30 +61,32 @@ test('reproduces the published M3 table from the original forecasts', () => {
     totals.set(row.method, t);
   }
   const score = (m: string) => totals.get(m)!.sum / totals.get(m)!.n;
-  assert.equal(totals.get('THETA')!.n, 3003);
+  assert.equal(series.length, 3003, 'every M3 series');
+  for (const m of ['THETA', 'ForecastPro', 'NAIVE2']) assert.equal(totals.get(m)!.n, 3003, `${m}: a forecast for every series`);
   assert.equal(score('THETA').toFixed(2), '12.76');
   assert.equal(score('ForecastPro').toFixed(2), '13.06');
   assert.equal(score('NAIVE2').toFixed(2), '14.74');
 });
 
-for (const [group, file, officialSmape, officialMase, naiveMsis] of [
-  ['Weekly', 'm4/m4-weekly.jsonl', 9.161, 2.777, 26.358],
-  ['Hourly', 'm4/m4-hourly.jsonl', 18.383, 2.395, 71.245],
+for (const [group, file, count, officialSmape, officialMase, naiveMsis] of [
+  ['Weekly', 'm4/m4-weekly.jsonl', 359, 9.161, 2.777, 26.358],
+  ['Hourly', 'm4/m4-hourly.jsonl', 414, 18.383, 2.395, 71.245],
 ] as const) {
   test(`the engine's naive reproduces the official M4 ${group} MSIS of Naive`, () => {
-    const scores = loadBenchmark(join(DATA, file)).map((s) => {
+    const scores = loadBenchmark(data(file)).map((s) => {
       const d = forecastSeries(s.train, { period: s.period }, { horizon: s.horizon, model: 'naive', confidence: false, guard: false }).distribution;
       const lo = d.steps.map((st) => st.quantile(0.025));
       const hi = d.steps.map((st) => st.quantile(0.975));
       const v = msis(s.test, lo, hi, maseScale(s.train, s.period));
       return { smape: 0, mase: 0, msis: v, coverage: 0, smapeNaive2: 1, maseNaive2: 1 };
     });
+    assert.equal(scores.length, count, `every M4 ${group} series`);
     const agg = aggregateScores(scores);
     assert.ok(Math.abs(agg.msis - naiveMsis) < 0.0015, `MSIS ${agg.msis} vs ${naiveMsis}`);
   });
 
   for (const impl of ['reference', 'engine'] as const) test(`Naive2 (${impl}) reproduces the official M4 ${group} sMAPE and MASE`, () => {
-    const scores = loadBenchmark(join(DATA, file)).map((s) => {
+    const scores = loadBenchmark(data(file)).map((s) => {
       const f =
         impl === 'reference'
           ? naive2Forecast(s.train, s.period, s.horizon)
@@ -91,6 +94,7 @@ for (const [group, file, officialSmape, officialMase, naiveMsis] of [
       const scale = maseScale(s.train, s.period);
       return { smape: smape(s.test, f), mase: mase(s.test, f, scale), msis: NaN, coverage: NaN, smapeNaive2: 1, maseNaive2: 1 };
     });
+    assert.equal(scores.length, count, `every M4 ${group} series`);
     const agg = aggregateScores(scores);
     assert.ok(Math.abs(agg.smape - officialSmape) < 0.0015, `sMAPE ${agg.smape} vs ${officialSmape}`);
     assert.ok(Math.abs(agg.mase - officialMase) < 0.0015, `MASE ${agg.mase} vs ${officialMase}`);

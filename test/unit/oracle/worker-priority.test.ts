@@ -20,7 +20,8 @@ if (!onLinux) console.warn('worker-priority: skipped, needs Linux /proc/thread-s
     const series = Float64Array.from({ length: 120 }, (_, i) => 50 + (i % 7) + 0.1 * i);
     const r = await pool.run({ fitKey: 'priority-test', series, info: { period: 7 }, horizon: 3, seed: 1, model: 'auto', levels: [0.5] });
     assert.ok(r.summary);
-    await new Promise((resolve) => setTimeout(resolve, 200)); // the second worker starts while the first fits
+    // the second worker starts (and lowers its priority) while the first fits: wait until it has
+    for (let i = 0; threadNices().filter((n) => n === WORKER_NICE).length - before < 2 && i < 3000; i++) await new Promise((resolve) => setTimeout(resolve, 10));
     assert.equal(threadNices().filter((n) => n === WORKER_NICE).length - before, 2, 'both workers at the lower priority');
     assert.equal(Number(readFileSync('/proc/thread-self/stat', 'utf8').split(') ')[1].split(' ')[16]), 0, 'the event loop is not lowered');
   } finally {

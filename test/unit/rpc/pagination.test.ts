@@ -25,3 +25,13 @@ test('cursors round-trip and are bound to account, query and secret', () => {
   const forged = Buffer.from(JSON.stringify({ e: 'store:z' })).toString('base64url') + c.slice(c.indexOf('.'));
   assert.throws(() => codec.decode('acct_1', 'q', forged), invalid);
 });
+
+test('a cursor is exactly payload.signature: junk after or around it, or an over-long one, is refused', () => {
+  const codec = new CursorCodec(Buffer.alloc(32, 1));
+  const c = codec.encode('acct_1', 'q', { e: 'store:x' });
+  const invalid = (e: ServiceError) => e.code === 'invalid_cursor';
+  for (const bad of [`${c}!!`, `${c}A`, `${c}=`, ` ${c}`, `${c}\n`, `${c}.x`, c.replace('.', '..'), `${'A'.repeat(2000)}${c}`]) {
+    assert.throws(() => codec.decode('acct_1', 'q', bad), invalid, JSON.stringify(bad.slice(-10)));
+  }
+  assert.deepEqual(codec.decode('acct_1', 'q', c), { e: 'store:x' });
+});

@@ -1,22 +1,33 @@
 /**
- * `Database.read`: hot reads on SQLite's read connection see this process's commits at once and
- * another connection's (the operator CLI's) from the next turn of the event loop, and several
- * queries share one snapshot — even though single-query results are cached between commits.
+ * `Database.read`: hot reads see this process's commits at once and another connection's (the
+ * operator CLI's, another replica's) no later than the next turn of the event loop, and several
+ * queries share one snapshot. SQLite: single-query results are cached between commits on a
+ * read-only connection; PostgreSQL: no cache, every read asks the server.
  */
 import { test } from '@jest/globals';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { sql } from 'kysely';
 import { openDatabase } from '../../../src/store/database';
 import { preparedQuery } from '../../../src/store/prepared';
+import { freshDatabaseUrl, TEST_DIALECT } from '../../helpers/database';
+
+/** A second connection to the database at `url`, as another process would open it. */
+async function otherConnection(url: string): Promise<{ run(statement: string): Promise<void>; close(): Promise<void> }> {
+  if (TEST_DIALECT === 'sqlite') {
+    const other = new BetterSqlite3(url.slice('sqlite:'.length));
+    return { run: async (statement) => void other.prepare(statement).run(), close: async () => void other.close() };
+  }
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { Client } = require('pg') as typeof import('pg');
+  const other = new Client({ connectionString: url });
+  await other.connect();
+  return { run: async (statement) => void (await other.query(statement)), close: () => other.end() };
+}
 
 test('cached reads follow every commit, from this process or another connection', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'forecast-read-'));
-  const file = join(dir, 'read.db');
-  const database = await openDatabase(`sqlite:${file}`);
+  const fresh = await freshDatabaseUrl();
+  const database = await openDatabase(fresh.url);
   try {
     await sql`CREATE TABLE t (k TEXT PRIMARY KEY, v INTEGER NOT NULL)`.execute(database.db);
     await sql`INSERT INTO t (k, v) VALUES ('a', 1), ('b', 2)`.execute(database.db);
@@ -31,23 +42,26 @@ test('cached reads follow every commit, from this process or another connection'
     assert.equal(await value('a'), 10, "this process's writer commit is seen at once");
 
     const nextTurn = () => new Promise((r) => setImmediate(r));
-    const other = new BetterSqlite3(file); // as the operator CLI would open it
-    other.prepare(`UPDATE t SET v = 20 WHERE k = 'a'`).run();
+    const other = await otherConnection(fresh.url); // as the operator CLI or another replica would open it
+    await other.run(`UPDATE t SET v = 20 WHERE k = 'a'`);
     await nextTurn();
     assert.equal(await value('a'), 20, "another connection's commit is seen from the next turn");
-    other.prepare(`DELETE FROM t WHERE k = 'b'`).run();
-    other.close();
+    await other.run(`DELETE FROM t WHERE k = 'b'`);
+    await other.close();
     await nextTurn();
     assert.equal(await value('b'), undefined);
 
     // An open write transaction is invisible to reads until it commits.
     let release!: () => void;
     const held = new Promise<void>((r) => (release = r));
+    let updated!: () => void;
+    const hasUpdated = new Promise<void>((r) => (updated = r));
     const writing = database.transaction(async (trx) => {
       await sql`UPDATE t SET v = 30 WHERE k = 'a'`.execute(trx);
+      updated();
       await held;
     });
-    await new Promise((r) => setImmediate(r));
+    await hasUpdated;
     assert.equal(await value('a'), 20, 'uncommitted writes are not read');
     release();
     await writing;
@@ -58,6 +72,6 @@ test('cached reads follow every commit, from this process or another connection'
     assert.deepEqual([x, y], [[{ v: 30 }], []]);
   } finally {
     await database.close();
-    rmSync(dir, { recursive: true, force: true });
+    await fresh.drop();
   }
 });

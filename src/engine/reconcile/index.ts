@@ -1,0 +1,82 @@
+/**
+ * Hierarchical forecast reconciliation, the facade: base forecasts of every node of a hierarchy
+ * (means and draws of one or more forecast steps) in, coherent forecasts out — every node equal
+ * to the sum of the leaves beneath it, in the mean and in every joint draw. Methods: MinT with a
+ * shrinkage covariance (default), structural WLS, OLS, bottom-up (`methods.ts`); distributions by
+ * reconciling joint draws (`probabilistic.ts`). Pure and deterministic: same input and seed →
+ * bit-identical output.
+ */
+import { buildReconciler, type ReconcileMethod } from './methods';
+import { independentRanks, reconcileDraws, residualCopula, type CopulaRanks, type ReconciledDraws } from './probabilistic';
+import type { ErrorRows } from './errors';
+import type { HierarchyStructure } from './structure';
+
+export { buildStructure, aggregate, type HierarchyStructure } from './structure';
+export { RECONCILE_METHODS, buildReconciler, type ReconcileMethod, type Reconciler } from './methods';
+export { drawsStep, quantileGrid, sampleCrps } from './draws';
+export { errorRows, MIN_BACKTEST_ROWS, type ErrorRows, type NodeErrors } from './errors';
+export type { ReconciledDraws } from './probabilistic';
+
+/** Draws per node per step the service reconciles (enough for 1%-level quantiles). */
+export const DEFAULT_DRAWS = 500;
+/** Draws per node of each backtest origin (they only feed a mean CRPS, `confidence`). */
+export const ORIGIN_DRAWS = 200;
+
+/** The base forecasts of one step (or one backtest origin) for every node. */
+export interface BaseStep {
+  /** Per node, the base mean. */
+  readonly means: ArrayLike<number>;
+  /** Per node, K draws of the base marginal (`quantileGrid`), the same K for every node of a step. */
+  readonly draws: readonly ArrayLike<number>[];
+}
+
+/** Input of `reconcile`. */
+export interface ReconcileInput {
+  readonly structure: HierarchyStructure;
+  readonly method: ReconcileMethod;
+  /** Per node, forecast errors on common rows (`errorRows`): MinT's covariance, the copula. */
+  readonly errors: ErrorRows;
+  readonly steps: readonly BaseStep[];
+  readonly kind: 'continuous' | 'count';
+  /** Seed of the copula's random times and tie keys. */
+  readonly seed: number;
+}
+
+/** Output of `reconcile`. */
+export interface ReconcileOutput {
+  /** The method used (`mint_shrink` falls back to `wls_struct` without residuals). */
+  readonly method: ReconcileMethod;
+  /** MinT's shrinkage intensity, else null. */
+  readonly lambda: number | null;
+  /** Which errors MinT's covariance came from (null for the other methods). */
+  readonly errorSource: ErrorRows['source'] | null;
+  /** One per input step, same order. */
+  readonly steps: readonly ReconciledDraws[];
+  readonly warnings: readonly string[];
+}
+
+/** Reconcile every step of `input` with one fitted map and the errors' copula (see the file comment). */
+export function reconcile(input: ReconcileInput): ReconcileOutput {
+  const { structure, steps } = input;
+  const reconciler = buildReconciler(structure, input.method, input.errors.covariance);
+  const warnings = [...reconciler.warnings];
+  // one copula per number of draws (the steps may differ: backtest origins need fewer)
+  const copulas = new Map<number, CopulaRanks>();
+  const copulaFor = (K: number): CopulaRanks => {
+    let ranks = copulas.get(K) ?? residualCopula(input.errors.copula, K, input.seed);
+    if (!ranks) {
+      if (copulas.size === 0) warnings.push("fewer than 2 times with an in-sample error for every node: the nodes' draws were joined independently");
+      ranks = independentRanks(structure.nodes, K, input.seed);
+    }
+    copulas.set(K, ranks);
+    return ranks;
+  };
+  const reconciled = steps.map((s) => reconcileDraws(reconciler, s.means, s.draws, copulaFor(s.draws[0]?.length ?? 0), input.kind));
+  return {
+    method: reconciler.method,
+    lambda: reconciler.lambda,
+    errorSource: reconciler.method === 'mint_shrink' ? input.errors.source : null,
+    steps: reconciled,
+    warnings,
+  };
+}

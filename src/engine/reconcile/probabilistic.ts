@@ -1,0 +1,134 @@
+/**
+ * Probabilistic reconciliation by joint sample paths (Panagiotelis, Gamakumara, Athanasopoulos &
+ * Hyndman 2023, "Probabilistic forecast reconciliation: properties, evaluation and score
+ * optimisation", EJOR 306(2): reconciling draws of the base joint distribution with the same
+ * linear map gives draws of the reconciled distribution).
+ *
+ * The base joint distribution: each node's base marginal as K stratified draws (its quantiles at
+ * (j + ½)/K), joined across nodes by the empirical copula of the in-sample one-step errors — the
+ * Schaake shuffle (Clark et al. 2004; for hierarchies Ben Taieb, Taylor & Hyndman 2017, "Coherent
+ * probabilistic forecasts for hierarchical time series", ICML): draw j takes, in every node, the
+ * draw whose rank equals the rank of that node's error at a time τ_j picked at random (with
+ * replacement; ties within a node broken by one random key shared by all nodes, so repeated
+ * times stay jointly ordered). Each node's draws are then re-centred on its base mean (so the
+ * reconciled draws' mean is exactly the reconciled mean) and every joint draw is reconciled:
+ * β_j = G x_j, ỹ_j = S β_j. For `count` data each β_j is rounded and set to ≥ 0 before summing
+ * (set-negative-to-zero, Di Fonzo & Girolimetto 2023): every draw stays coherent, integer and
+ * non-negative, and the reported mean is the draws' mean.
+ */
+import { Rng } from '../rng';
+import { completeRowIndices } from './covariance';
+import { atomsOf, type Reconciler } from './methods';
+import { aggregate } from './structure';
+
+/** Per node, for each joint draw j, which of its sorted base draws it takes. */
+export type CopulaRanks = readonly Int32Array[];
+
+/**
+ * The ranks of the empirical copula of `residuals` (per node, aligned; rows with any NaN are
+ * skipped) for `draws` joint draws. Null when fewer than 2 complete rows exist (the caller then
+ * joins the nodes independently, see `independentRanks`).
+ */
+export function residualCopula(residuals: readonly ArrayLike<number>[], draws: number, seed: number): CopulaRanks | null {
+  const rows = completeRowIndices(residuals);
+  if (rows.length < 2) return null;
+  const rng = new Rng(seed);
+  const tau = Int32Array.from({ length: draws }, () => rows[rng.int(rows.length)]);
+  const key = Float64Array.from({ length: draws }, () => rng.uniform());
+  const order = new Int32Array(draws);
+  return residuals.map((r) => {
+    for (let j = 0; j < draws; j++) order[j] = j;
+    order.sort((a, b) => r[tau[a]] - r[tau[b]] || key[a] - key[b]);
+    const ranks = new Int32Array(draws);
+    for (let k = 0; k < draws; k++) ranks[order[k]] = k;
+    return ranks;
+  });
+}
+
+/** Independent joining: a seeded random permutation per node. */
+export function independentRanks(nodes: number, draws: number, seed: number): CopulaRanks {
+  const rng = new Rng(seed);
+  return Array.from({ length: nodes }, () => {
+    const p = Int32Array.from({ length: draws }, (_, j) => j);
+    for (let j = draws - 1; j > 0; j--) {
+      const k = rng.int(j + 1);
+      const t = p[j];
+      p[j] = p[k];
+      p[k] = t;
+    }
+    return p;
+  });
+}
+
+/** The reconciled joint draws of one forecast step. */
+export interface ReconciledDraws {
+  /** Per node, the reconciled mean. */
+  readonly means: Float64Array;
+  /** Per node, its K reconciled draws (draw j of every node is one coherent joint draw). */
+  readonly draws: Float64Array[];
+}
+
+/**
+ * Reconcile one step: `baseMeans[i]` and `baseDraws[i]` (K draws of node i's base marginal, any
+ * order) joined by `ranks`, through `reconciler` (see the file comment for `count`).
+ */
+export function reconcileDraws(
+  reconciler: Reconciler,
+  baseMeans: ArrayLike<number>,
+  baseDraws: readonly ArrayLike<number>[],
+  ranks: CopulaRanks,
+  kind: 'continuous' | 'count',
+): ReconciledDraws {
+  const { G, structure } = reconciler;
+  const { nodes: n, atoms: m } = structure;
+  const K = ranks[0]?.length ?? 0;
+  // XT: K×n joint base draws (draw-major, so each draw is one contiguous run), re-centred on the base means
+  const XT = new Float64Array(K * n);
+  for (let i = 0; i < n; i++) {
+    const sorted = Float64Array.from(baseDraws[i]).sort();
+    if (sorted.length !== K) throw new RangeError(`node ${i} has ${sorted.length} draws, expected ${K}`);
+    let mean = 0;
+    for (let j = 0; j < K; j++) mean += sorted[j];
+    const shift = baseMeans[i] - mean / K;
+    const r = ranks[i];
+    for (let j = 0; j < K; j++) XT[j * n + i] = sorted[r[j]] + shift;
+  }
+  // B = G X: m×K atom draws, each entry one dot product (four partial sums: measured ~1.7× faster
+  // than row updates at 425 nodes × 500 draws, the loads pipelining and B written once)
+  const B = new Float64Array(m * K);
+  for (let a = 0; a < m; a++) {
+    const ga = a * n;
+    for (let j = 0; j < K; j++) {
+      const xj = j * n;
+      let s0 = 0;
+      let s1 = 0;
+      let s2 = 0;
+      let s3 = 0;
+      let i = 0;
+      for (; i + 3 < n; i += 4) {
+        s0 += G[ga + i] * XT[xj + i];
+        s1 += G[ga + i + 1] * XT[xj + i + 1];
+        s2 += G[ga + i + 2] * XT[xj + i + 2];
+        s3 += G[ga + i + 3] * XT[xj + i + 3];
+      }
+      for (; i < n; i++) s0 += G[ga + i] * XT[xj + i];
+      B[a * K + j] = s0 + s1 + s2 + s3;
+    }
+  }
+  if (kind === 'count') for (let k = 0; k < B.length; k++) B[k] = Math.max(0, Math.round(B[k]));
+  const draws = Array.from({ length: n }, () => new Float64Array(K));
+  structure.atomNodes.forEach((nodesOfAtom, a) => {
+    const ba = a * K;
+    for (const i of nodesOfAtom) {
+      const d = draws[i];
+      for (let j = 0; j < K; j++) d[j] += B[ba + j];
+    }
+  });
+  let means: Float64Array;
+  if (kind === 'count') {
+    means = Float64Array.from(draws, (d) => d.reduce((s, v) => s + v, 0) / K);
+  } else {
+    means = aggregate(structure, atomsOf(reconciler, baseMeans)); // exact S G ŷ; the draws' mean equals it up to rounding
+  }
+  return { means, draws };
+}

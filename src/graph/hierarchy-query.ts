@@ -1,0 +1,244 @@
+/**
+ * Oracle queries with `depth` ≥ 1 (API.md sections 5 and 9): the entity and its `contains`
+ * descendants down to `depth` levels are forecast (the worker pool's fits, shared with depth-0
+ * queries), reconciled per axis in the reconcile worker, and answered as the entity's forecast
+ * plus one entry per descendant used — coherent: every node equals the sum of the leaves
+ * beneath it. Whole answers are cached by everything they depend on (the structure, every
+ * series digest, the request), so a repeated query costs the reads that prove nothing changed.
+ */
+import { createHash } from 'node:crypto';
+import type { Forecast } from '../../gen/forecast/v1/oracle_service.pb';
+import { formatTime } from '../clock';
+import type { EntityRecord, EntityStore } from '../entities/entity-store';
+import { timeOf } from '../entities/frequency';
+import { DEFAULT_DRAWS, ORIGIN_DRAWS, type ReconcileMethod } from '../engine/reconcile/index';
+import type { SeriesInfo } from '../engine/types';
+import type { ForecastJobResult } from '../oracle/forecast-job';
+import type { ForecastPool } from '../oracle/forecast-pool';
+import type { LoadedSeries, SeriesLoader } from '../oracle/series-loader';
+import { seasonalInfo, seedOf } from '../oracle/engine-info';
+import { ServiceError } from '../rpc/errors';
+import { loadHierarchy, type Hierarchy } from './hierarchy-graph';
+import type { AxisReconcileOutput } from './hierarchy-reconcile';
+import { axisHierarchy, type AxisHierarchy, type AxisNode } from './hierarchy-series';
+import { NODE_MODEL, nodeJob, runNodeJob } from './node-jobs';
+import type { ReconcilePool } from './reconcile-pool';
+import type { RelationStore } from './relation-store';
+
+/** Most steps a node may be forecast ahead to reach the common target (as the oracle's horizon limit). */
+const MAX_NODE_HORIZON = 1000;
+/** Whole answers kept (each up to a few hundred kilobytes for a 425-node hierarchy). */
+const CACHE_SIZE = 64;
+
+/** A depth query, validated by the oracle endpoint. */
+export interface DepthQuery {
+  readonly accountId: string;
+  readonly root: EntityRecord;
+  readonly depth: number;
+  readonly axes: readonly string[];
+  readonly horizon: number;
+  /** For the queried entity only (descendants get the default thresholds of their own scale). */
+  readonly thresholds: readonly number[] | undefined;
+  readonly levels: readonly number[];
+  readonly method: ReconcileMethod;
+  readonly asOf: number;
+  /**
+   * Forensics: fit every node afresh (no fit or answer cache is read or written) with the
+   * model specification recorded for its (entity, axis), `auto` where none is.
+   */
+  readonly replay?: { readonly specOf: (entity: string, axis: string) => string | undefined };
+}
+
+/** A series a depth query read: one entity's own observations of one axis. */
+export interface DepthInput {
+  readonly entity: string;
+  readonly axis: string;
+  readonly kind: string;
+  readonly series: LoadedSeries;
+}
+
+/** A node forecast a depth query made, before reconciliation. */
+export interface DepthModel {
+  readonly entity: string;
+  readonly axis: string;
+  /** Digest of the series fitted: the entity's own, or the sum of its leaves (`aggregated`). */
+  readonly seriesDigest: string;
+  readonly aggregated: boolean;
+  readonly result: ForecastJobResult;
+  readonly seed: number;
+  /** Seasonal periods and kind the node's model was given. */
+  readonly info: SeriesInfo;
+}
+
+/** The answer of a depth query. */
+export interface DepthResult {
+  readonly forecast: Forecast;
+  readonly descendants: readonly { readonly entity: string; readonly level: number; readonly forecast: Forecast }[];
+  /** The method used (of the first axis; a fallback on another axis is in the warnings). */
+  readonly method: ReconcileMethod;
+  readonly inputs: readonly DepthInput[];
+  readonly models: readonly DepthModel[];
+}
+
+export interface DepthDeps {
+  readonly entities: EntityStore;
+  readonly relations: RelationStore;
+  readonly series: SeriesLoader;
+  readonly pool: ForecastPool;
+  readonly reconcile: ReconcilePool;
+}
+
+/** One axis forecast and reconciled. */
+interface AxisOutcome {
+  readonly hierarchy: AxisHierarchy;
+  readonly nodes: readonly AxisNode[];
+  readonly results: readonly ForecastJobResult[];
+  readonly seeds: readonly number[];
+  readonly target: number;
+  readonly reconciled: AxisReconcileOutput;
+  readonly warnings: readonly string[];
+}
+
+/** True when no other member lies beneath `entity` within the query. */
+function isBottom(hierarchy: Hierarchy, entity: string, members: ReadonlySet<string>): boolean {
+  const stack = [...(hierarchy.children.get(entity) ?? [])];
+  const seen = new Set<string>();
+  while (stack.length > 0) {
+    const e = stack.pop()!;
+    if (seen.has(e)) continue;
+    seen.add(e);
+    if (members.has(e)) return false;
+    stack.push(...(hierarchy.children.get(e) ?? []));
+  }
+  return true;
+}
+
+export class DepthQueries {
+  private readonly cache = new Map<string, DepthResult>();
+
+  constructor(private readonly deps: DepthDeps) {}
+
+  /** Answer a depth query (see the file comment). */
+  async run(q: DepthQuery): Promise<DepthResult> {
+    const hierarchy = await loadHierarchy(this.deps.entities, this.deps.relations, q.accountId, q.root);
+    const axes = await Promise.all(q.axes.map((a) => axisHierarchy(hierarchy, q.depth, a, this.deps.series, q.accountId, q.asOf)));
+    for (const a of axes) {
+      if (a.nodes[0]?.entity !== q.root.entity) {
+        throw new ServiceError('insufficient_data', `axis ${a.axis} of ${q.root.entity} has no observations, and no leaf beneath it has any`, { axis: a.axis, have: 0 });
+      }
+    }
+    const key = createHash('sha256')
+      .update(
+        JSON.stringify({
+          m: q.method,
+          h: q.horizon,
+          t: q.thresholds ?? null,
+          l: q.levels,
+          a: axes.map((a) => [a.axis, a.kind, a.nodes.map((n) => [n.entity, n.level, n.own, n.series.digest, n.leaves, n.bottom])]),
+        }),
+      )
+      .digest('hex');
+    const cached = q.replay ? undefined : this.cache.get(key);
+    if (cached) {
+      this.cache.delete(key);
+      this.cache.set(key, cached);
+      return cached;
+    }
+    const outcomes: AxisOutcome[] = [];
+    for (const [i, a] of axes.entries()) outcomes.push(await this.axis(hierarchy, a, q, i === 0));
+    const result = this.assemble(hierarchy, q, outcomes);
+    if (q.replay) return result;
+    this.cache.set(key, result);
+    if (this.cache.size > CACHE_SIZE) this.cache.delete(this.cache.keys().next().value!);
+    return result;
+  }
+
+  /** Forecast every node of one axis to the common target step, then reconcile. */
+  private async axis(hierarchy: Hierarchy, a: AxisHierarchy, q: DepthQuery, report: boolean): Promise<AxisOutcome> {
+    const target = Math.max(...a.nodes.map((n) => n.series.lastIndex)) + q.horizon;
+    const warnings = [...a.warnings];
+    const outcomes = await Promise.all(
+      a.nodes.map((n) => {
+        const steps = target - n.series.lastIndex;
+        if (steps > MAX_NODE_HORIZON) {
+          return { ok: false as const, reason: `its data end ${steps - q.horizon} steps before the others'; at most ${MAX_NODE_HORIZON} steps are forecast` };
+        }
+        const replay = q.replay ? { fresh: true, model: q.replay.specOf(n.entity, a.axis) ?? NODE_MODEL } : {};
+        return runNodeJob(this.deps.pool, nodeJob(hierarchy.records.get(n.entity)!, a.kind, n.series, steps, { levels: [], detail: { draws: DEFAULT_DRAWS, originDraws: ORIGIN_DRAWS }, ...replay }));
+      }),
+    );
+    const rootOutcome = outcomes[0];
+    if (!rootOutcome.ok) throw new ServiceError('insufficient_data', `axis ${a.axis} of ${q.root.entity}: ${rootOutcome.reason}`, { axis: a.axis });
+    const kept = a.nodes.flatMap((n, i) => {
+      const o = outcomes[i];
+      if (o.ok) return [{ node: n, result: o.result, seed: o.seed }];
+      warnings.push(`${a.axis}: ${n.entity} left out: ${o.reason}`);
+      return [];
+    });
+    const members = new Set(kept.map((k) => k.node.entity));
+    const nodes = kept.map((k) => ({ ...k.node, bottom: isBottom(hierarchy, k.node.entity, members) }));
+    const reconciled = await this.deps.reconcile.run({
+      kind: a.kind,
+      method: q.method,
+      horizon: q.horizon,
+      seed: seedOf(nodes[0].series.digest),
+      nodes: kept.map((k, i) => {
+        const d = k.result.detail!;
+        return { leaves: nodes[i].leaves, bottom: nodes[i].bottom, start: k.node.series.firstIndex, mean: d.mean, grid: d.grid, residuals: d.residuals, origins: d.origins };
+      }),
+      report: report ? { levels: q.levels, thresholds: kept.map((_, i) => (i === 0 ? q.thresholds : undefined)) } : undefined,
+    });
+    warnings.push(...reconciled.warnings.map((w) => `${a.axis}: ${w}`));
+    return { hierarchy: a, nodes, results: kept.map((k) => k.result), seeds: kept.map((k) => k.seed), target, reconciled, warnings };
+  }
+
+  /** The answer: the root's forecast and one entry per descendant used. */
+  private assemble(hierarchy: Hierarchy, q: DepthQuery, outcomes: readonly AxisOutcome[]): DepthResult {
+    const frequency = q.root.frequency;
+    const [first] = outcomes;
+    const forecastOf = (entity: string, warnings: string[]): Forecast => {
+      const i = first.nodes.findIndex((n) => n.entity === entity);
+      const summary = i >= 0 ? first.reconciled.summaries![i] : undefined;
+      const confidence = i >= 0 ? first.reconciled.confidence![i] : null;
+      if (i >= 0 && confidence === null) warnings.push(`${first.hierarchy.axis}: confidence is 0 because the history is too short to backtest`);
+      const axesResolved: Record<string, number> = {};
+      const models: Record<string, string> = {};
+      for (const o of outcomes) {
+        const k = o.nodes.findIndex((n) => n.entity === entity);
+        if (k < 0) continue;
+        axesResolved[o.hierarchy.axis] = o.reconciled.means[k];
+        models[o.hierarchy.axis] = o.results[k].model;
+      }
+      return {
+        distribution: summary?.distribution ?? [],
+        confidence: confidence ?? 0,
+        axesResolved,
+        thresholds: summary?.thresholds ?? [],
+        quantiles: summary ? Object.fromEntries(q.levels.map((p, j) => [String(p), summary.quantiles[j]])) : {},
+        horizon: q.horizon,
+        targetTime: formatTime(timeOf(frequency, first.target)),
+        model: models[first.hierarchy.axis] ?? '',
+        warnings,
+        models,
+      };
+    };
+    const rootWarnings = outcomes.flatMap((o) => [...o.warnings, ...o.results[0].warnings.map((w) => `${o.hierarchy.axis}: ${w}`)]);
+    const forecast = forecastOf(q.root.entity, rootWarnings);
+    const used = hierarchy.entities.filter((e) => e !== q.root.entity && outcomes.some((o) => o.nodes.some((n) => n.entity === e)));
+    const descendants = used.map((entity) => ({ entity, level: hierarchy.level.get(entity)!, forecast: forecastOf(entity, []) }));
+    const inputs = outcomes.flatMap((o) => [...o.hierarchy.inputs].map(([entity, series]) => ({ entity, axis: o.hierarchy.axis, kind: o.hierarchy.kind, series })));
+    const models = outcomes.flatMap((o) =>
+      // without the reconciliation detail (large arrays): the record needs the model, not its draws
+      o.nodes.map((n, k) => ({
+        entity: n.entity,
+        axis: o.hierarchy.axis,
+        seriesDigest: n.series.digest,
+        aggregated: !n.own,
+        result: { ...o.results[k], detail: undefined },
+        seed: o.seeds[k],
+        info: { ...seasonalInfo(hierarchy.records.get(n.entity)!), kind: o.hierarchy.kind },
+      })),
+    );
+    return { forecast, descendants, method: first.reconciled.method, inputs, models };
+  }
+}

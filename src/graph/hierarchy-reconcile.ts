@@ -1,0 +1,99 @@
+/**
+ * Reconcile one axis of a depth query (pure; runs in the reconcile worker): the nodes' base
+ * forecasts at the query's step and at each backtest origin every node shares go through one
+ * fitted reconciliation and one copula (`engine/reconcile`). Out: each node's reconciled mean,
+ * and for the reported axis its reconciled distribution summary and `confidence` — the CRPS
+ * skill of the *reconciled* backtest forecasts over seasonal naive, max(0, 1 − Σ CRPS / Σ
+ * CRPS_snaive) over the shared origins at the query's step.
+ */
+import { buildStructure, drawsStep, errorRows, reconcile, sampleCrps, type ReconcileMethod } from '../engine/reconcile/index';
+import type { OriginDetail } from './node-detail';
+import { summariseStep, type StepSummary } from '../oracle/summary';
+
+/** One node's base forecast and errors, as the reconcile worker receives them. */
+export interface ReconcileNode {
+  /** Structural leaves (see `hierarchy-series.ts`). */
+  readonly leaves: readonly string[];
+  readonly bottom: boolean;
+  /** Grid index of the node's series[0] (origins and residuals are placed by it). */
+  readonly start: number;
+  readonly mean: number;
+  readonly grid: Float64Array;
+  readonly residuals: Float64Array;
+  readonly origins: readonly OriginDetail[];
+}
+
+/** One axis to reconcile. */
+export interface AxisReconcileInput {
+  readonly kind: 'continuous' | 'count';
+  readonly method: ReconcileMethod;
+  /** The query's horizon (steps of the backtest errors MinT may use). */
+  readonly horizon: number;
+  readonly seed: number;
+  readonly nodes: readonly ReconcileNode[];
+  /** For the reported axis: summaries (per node thresholds, undefined = default) and confidence. */
+  readonly report?: { readonly levels: readonly number[]; readonly thresholds: readonly (readonly number[] | undefined)[] };
+}
+
+/** The reconciled axis. */
+export interface AxisReconcileOutput {
+  readonly method: ReconcileMethod;
+  readonly lambda: number | null;
+  readonly errorSource: string | null;
+  readonly warnings: readonly string[];
+  readonly means: readonly number[];
+  /** With `report`: per node. */
+  readonly summaries?: readonly StepSummary[];
+  readonly confidence?: readonly (number | null)[];
+}
+
+/** Origins (grid index of the first step) that every node has. */
+function sharedOrigins(nodes: readonly ReconcileNode[]): number[] {
+  const [first, ...rest] = nodes;
+  return first.origins
+    .map((o) => first.start + o.origin)
+    .filter((g) => rest.every((n) => n.origins.some((o) => n.start + o.origin === g)))
+    .sort((a, b) => a - b);
+}
+
+/** Reconcile one axis (see the file comment). */
+export function reconcileAxis(input: AxisReconcileInput): AxisReconcileOutput {
+  const { nodes, kind } = input;
+  const structure = buildStructure(
+    nodes.map((n) => n.leaves),
+    nodes.map((n) => n.bottom),
+  );
+  const shared = input.report ? sharedOrigins(nodes) : [];
+  const originOf = (n: ReconcileNode, g: number) => n.origins.find((o) => n.start + o.origin === g)!;
+  const errors = errorRows(
+    nodes.map((n) => ({ start: n.start, inSample: n.residuals, backtest: n.origins.map((o) => ({ origin: n.start + o.origin, errors: o.errors })) })),
+    input.horizon,
+  );
+  const steps = [
+    { means: nodes.map((n) => n.mean), draws: nodes.map((n) => n.grid) },
+    ...shared.map((g) => ({ means: nodes.map((n) => originOf(n, g).mean), draws: nodes.map((n) => originOf(n, g).grid) })),
+  ];
+  const out = reconcile({ structure, method: input.method, errors, steps, kind, seed: input.seed });
+  const [now, ...past] = out.steps;
+  const result = { method: out.method, lambda: out.lambda, errorSource: out.errorSource, warnings: [...out.warnings], means: Array.from(now.means) };
+  if (!input.report) return result;
+  const { levels, thresholds } = input.report;
+  const summaries = nodes.map((_, i) => summariseStep(drawsStep(now.draws[i], now.means[i], kind), now.means[i], thresholds[i], levels, kind));
+  const confidence = nodes.map((n, i) => {
+    let model = 0;
+    let baseline = 0;
+    let used = 0;
+    past.forEach((p, k) => {
+      const o = originOf(n, shared[k]);
+      if (!Number.isFinite(o.actual) || !Number.isFinite(o.baselineCrps)) return;
+      model += sampleCrps(p.draws[i], o.actual);
+      baseline += o.baselineCrps;
+      used++;
+    });
+    if (used === 0) return null;
+    if (!(baseline > 0)) return model > 0 ? 0 : 1;
+    return Math.max(0, 1 - model / baseline);
+  });
+  if (shared.length === 0) result.warnings.push('no backtest origin is shared by every node: confidence is 0');
+  return { ...result, summaries, confidence };
+}

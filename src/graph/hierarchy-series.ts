@@ -1,0 +1,130 @@
+/**
+ * The series each node of a depth query is forecast from, per axis: its own observations when
+ * it has any, else the sum of the leaves beneath it that have some ("an entity with no own data
+ * is forecast from its descendants"). A node with both is checked against its leaves: when they
+ * disagree by more than `DISAGREEMENT` a warning says so (reconciliation then makes it equal the
+ * sum). Sums line up on the frequency grid: a leaf counts 0 before its first observation, and
+ * the sum ends where the earliest-ending leaf ends (later times are not yet known for all).
+ */
+import type { AxisKind, AxisRecord } from '../entities/entity-store';
+import { formatTime } from '../clock';
+import { timeOf } from '../entities/frequency';
+import { digestOf, type LoadedSeries, type SeriesLoader } from '../oracle/series-loader';
+import type { Hierarchy } from './hierarchy-graph';
+
+/** Relative difference between a node's own data and its leaves' sum above which a warning is given. */
+export const DISAGREEMENT = 1e-3;
+
+/** A node of one axis's reconciliation. */
+export interface AxisNode {
+  readonly entity: string;
+  readonly level: number;
+  /** The series its base forecast is fitted to. */
+  readonly series: LoadedSeries;
+  /** True when `series` is the node's own data, false when it sums `leaves`. */
+  readonly own: boolean;
+  /** Structural leaves: the data-bearing leaves beneath it (itself when it stands alone). */
+  readonly leaves: readonly string[];
+  /** No other node of the axis lies beneath it. */
+  readonly bottom: boolean;
+}
+
+/** One axis of a depth query: its nodes (root first) and every own series read. */
+export interface AxisHierarchy {
+  readonly axis: string;
+  readonly kind: AxisKind;
+  readonly nodes: readonly AxisNode[];
+  /** Own series of every entity read (nodes and leaves), by entity: the query's inputs. */
+  readonly inputs: ReadonlyMap<string, LoadedSeries>;
+  readonly warnings: readonly string[];
+}
+
+/** Sum of leaf series on the grid (see the file comment). */
+function sumSeries(hierarchy: Hierarchy, axis: AxisRecord, parts: readonly LoadedSeries[]): LoadedSeries {
+  const first = Math.min(...parts.map((p) => p.firstIndex));
+  const last = Math.min(...parts.map((p) => p.lastIndex));
+  const values = new Float64Array(last - first + 1);
+  for (const p of parts) for (let t = p.firstIndex; t <= last; t++) values[t - first] += p.values[t - p.firstIndex];
+  const frequency = hierarchy.records.get(hierarchy.root)!.frequency;
+  let nobs = 0;
+  for (const v of values) if (!Number.isNaN(v)) nobs++;
+  return {
+    axis: axis.name,
+    values,
+    firstIndex: first,
+    lastIndex: last,
+    nobs,
+    firstTime: timeOf(frequency, first),
+    lastTime: timeOf(frequency, last),
+    digest: digestOf({ frequency }, axis, first, values),
+  };
+}
+
+/** Largest relative gap between own data and the leaves' sum, and where; null without overlap. */
+function disagreement(own: LoadedSeries, sum: LoadedSeries): { gap: number; index: number } | null {
+  let worst: { gap: number; index: number } | null = null;
+  const from = Math.max(own.firstIndex, sum.firstIndex);
+  const to = Math.min(own.lastIndex, sum.lastIndex);
+  for (let t = from; t <= to; t++) {
+    const a = own.values[t - own.firstIndex];
+    const b = sum.values[t - sum.firstIndex];
+    if (Number.isNaN(a) || Number.isNaN(b)) continue;
+    const scale = Math.max(Math.abs(a), Math.abs(b));
+    const gap = scale > 0 ? Math.abs(a - b) / scale : 0;
+    if (!worst || gap > worst.gap) worst = { gap, index: t };
+  }
+  return worst;
+}
+
+/**
+ * The nodes of axis `axisName` down to `depth` levels (see the file comment). Nodes with no
+ * data of their own and no data-bearing leaf are left out with a warning; the caller decides
+ * what a root without data means.
+ */
+export async function axisHierarchy(
+  hierarchy: Hierarchy,
+  depth: number,
+  axisName: string,
+  load: SeriesLoader,
+  accountId: string,
+  asOf: number,
+): Promise<AxisHierarchy> {
+  const root = hierarchy.records.get(hierarchy.root)!;
+  const axis = root.axes.find((a) => a.name === axisName)!;
+  const inQuery = hierarchy.entities.filter((e) => hierarchy.level.get(e)! <= depth);
+  const needed = [...new Set([...inQuery, ...inQuery.flatMap((e) => hierarchy.leaves.get(e)!)])];
+  const inputs = new Map<string, LoadedSeries>();
+  await Promise.all(
+    needed.map(async (e) => {
+      const record = hierarchy.records.get(e)!;
+      const own = record.axes.find((a) => a.name === axisName);
+      if (!own) return;
+      const series = await load.load(accountId, record, { ...own, kind: axis.kind }, asOf);
+      if (series.nobs > 0) inputs.set(e, series);
+    }),
+  );
+  const warnings: string[] = [];
+  const nodes: { entity: string; level: number; series: LoadedSeries; own: boolean; leaves: string[] }[] = [];
+  for (const e of inQuery) {
+    const dataLeaves = hierarchy.leaves.get(e)!.filter((l) => inputs.has(l));
+    const own = inputs.get(e);
+    const isLeaf = (hierarchy.children.get(e) ?? []).length === 0;
+    const sum = !isLeaf && dataLeaves.length > 0 ? sumSeries(hierarchy, axis, dataLeaves.map((l) => inputs.get(l)!)) : undefined;
+    if (own && sum) {
+      const d = disagreement(own, sum);
+      if (d && d.gap > DISAGREEMENT) {
+        const when = formatTime(timeOf(root.frequency, d.index));
+        warnings.push(`${axisName}: ${e}'s own data differ from the sum of its ${dataLeaves.length} leaves by up to ${(100 * d.gap).toPrecision(3)}% (at ${when}); reconciled to the sum`);
+      }
+    }
+    const series = own ?? sum;
+    if (!series) {
+      if (e !== hierarchy.root) warnings.push(`${axisName}: ${e} has no observations and no leaf beneath it has any: left out`);
+      continue;
+    }
+    nodes.push({ entity: e, level: hierarchy.level.get(e)!, series, own: own !== undefined, leaves: dataLeaves.length > 0 ? dataLeaves : [e] });
+  }
+  const members = new Set(nodes.map((n) => n.entity));
+  const withBottom = nodes.map((n) => ({ ...n, bottom: !(hierarchy.children.get(n.entity) ?? []).some((c) => members.has(c) && hierarchy.level.get(c)! <= depth) }));
+  return { axis: axisName, kind: axis.kind, nodes: withBottom, inputs, warnings };
+}

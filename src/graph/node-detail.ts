@@ -1,0 +1,64 @@
+/**
+ * What hierarchical reconciliation needs of one node's fitted forecast, beyond the summary a
+ * depth-0 query reports: draws of the forecast step, the in-sample errors, and each backtest
+ * origin's errors, draws and seasonal-naive CRPS at that step. Computed in the forecast worker
+ * from the cached fit (so a depth query reuses the fits of depth-0 queries and vice versa);
+ * plain arrays, safe to send between threads.
+ */
+import type { ForecastResult } from '../engine/index';
+import { crps } from '../engine/metrics';
+import { quantileGrid } from '../engine/reconcile/index';
+
+/**
+ * A job's request for detail: `draws` stratified draws of the forecast step, `originDraws` of
+ * each backtest origin's (fewer: they only feed the CRPS behind `confidence`).
+ */
+export interface DetailRequest {
+  readonly draws: number;
+  readonly originDraws: number;
+}
+
+/** One backtest origin of a node, at the forecast step. */
+export interface OriginDetail {
+  /** Index in the series of the origin's first forecast step. */
+  readonly origin: number;
+  /** Actual − mean at steps 1..h (NaN where the actual is missing or beyond the series). */
+  readonly errors: Float64Array;
+  /** The origin forecast's mean and draws at step h. */
+  readonly mean: number;
+  readonly grid: Float64Array;
+  /** The actual at step h (NaN when missing). */
+  readonly actual: number;
+  /** CRPS of the seasonal-naive forecast from the same origin at step h (NaN without one). */
+  readonly baselineCrps: number;
+}
+
+/** A node's forecast detail at step h (see the file comment). */
+export interface NodeDetail {
+  /** Mean and draws of the forecast at step h. */
+  readonly mean: number;
+  readonly grid: Float64Array;
+  /** In-sample one-step errors y − fitted, aligned with the series (NaN where none). */
+  readonly residuals: Float64Array;
+  readonly origins: readonly OriginDetail[];
+}
+
+/** The detail of `result` (fitted on `series`) at step `h`. */
+export function nodeDetail(result: ForecastResult, series: ArrayLike<number>, h: number, request: DetailRequest): NodeDetail {
+  const step = result.distribution.steps[h - 1];
+  const residuals = Float64Array.from(series, (y, t) => (result.fitted ? y - result.fitted[t] : NaN));
+  const origins = result.backtestForecasts.map((o) => {
+    const at = (k: number) => (o.origin + k < series.length ? series[o.origin + k] : NaN);
+    const actual = at(h - 1);
+    const baseline = o.baseline?.steps[h - 1];
+    return {
+      origin: o.origin,
+      errors: Float64Array.from({ length: h }, (_, k) => at(k) - o.forecast.mean[k]),
+      mean: o.forecast.mean[h - 1],
+      grid: quantileGrid(o.forecast.steps[h - 1], request.originDraws),
+      actual,
+      baselineCrps: baseline && Number.isFinite(actual) ? crps(baseline, actual) : NaN,
+    };
+  });
+  return { mean: step.mean, grid: quantileGrid(step, request.draws), residuals, origins };
+}

@@ -1,0 +1,79 @@
+/**
+ * Mean forecasts of the nodes on a traversal page (QueryPaths with `axes`): each entity's own
+ * series when it has observations, else the sum of the `contains` leaves beneath it — the series
+ * a depth-0 forecast of that node would use in a hierarchy, fitted by the same jobs (and cache).
+ */
+import type { EntityStore } from '../entities/entity-store';
+import type { ForecastPool } from '../oracle/forecast-pool';
+import type { SeriesLoader } from '../oracle/series-loader';
+import { ServiceError } from '../rpc/errors';
+import { loadHierarchy } from './hierarchy-graph';
+import { axisHierarchy } from './hierarchy-series';
+import { nodeJob, runNodeJob } from './node-jobs';
+import type { RelationStore } from './relation-store';
+
+/** One node's means and the reasons for any axis it lacks. */
+export interface NodeMeans {
+  readonly axesResolved: Record<string, number>;
+  readonly warnings: readonly string[];
+}
+
+/** What traversal needs: the means of many entities. */
+export interface NodeForecaster {
+  means(accountId: string, entities: readonly string[], axes: readonly string[], horizon: number): Promise<Map<string, NodeMeans>>;
+}
+
+export interface NodeForecastDeps {
+  readonly entities: EntityStore;
+  readonly relations: RelationStore;
+  readonly series: SeriesLoader;
+  readonly pool: ForecastPool;
+  readonly observations: { latestRevision(accountId: string): Promise<number> };
+}
+
+/** The node forecaster over the service's stores and worker pool. */
+export function nodeForecaster(deps: NodeForecastDeps): NodeForecaster {
+  return {
+    async means(accountId, entities, axes, horizon) {
+      const asOf = await deps.observations.latestRevision(accountId);
+      const records = new Map((await deps.entities.getMany(accountId, entities)).map((r) => [r.entity, r]));
+      const out = new Map<string, NodeMeans>();
+      await Promise.all(
+        entities.map(async (entity) => {
+          const record = records.get(entity);
+          const axesResolved: Record<string, number> = {};
+          const warnings: string[] = [];
+          if (!record) return void out.set(entity, { axesResolved, warnings: ['deleted during the traversal'] });
+          for (const name of axes) {
+            const axis = record.axes.find((a) => a.name === name);
+            if (!axis) {
+              warnings.push(`${name}: ${entity} has no such axis`);
+              continue;
+            }
+            let series = await deps.series.load(accountId, record, axis, asOf);
+            if (series.nobs === 0) {
+              // no data of its own: the sum of its leaves, as a hierarchy would forecast it
+              try {
+                const hierarchy = await loadHierarchy(deps.entities, deps.relations, accountId, record);
+                series = (await axisHierarchy(hierarchy, 0, name, deps.series, accountId, asOf)).nodes[0]?.series ?? series;
+              } catch (err) {
+                if (!(err instanceof ServiceError)) throw err;
+                warnings.push(`${name}: ${err.message}`);
+                continue;
+              }
+            }
+            if (series.nobs === 0) {
+              warnings.push(`${name}: ${entity} has no observations, and no leaf beneath it has any`);
+              continue;
+            }
+            const outcome = await runNodeJob(deps.pool, nodeJob(record, axis.kind, series, horizon, { levels: [] }));
+            if (outcome.ok) axesResolved[name] = outcome.result.summary.mean;
+            else warnings.push(`${name}: ${outcome.reason}`);
+          }
+          out.set(entity, { axesResolved, warnings });
+        }),
+      );
+      return out;
+    },
+  };
+}

@@ -1,0 +1,154 @@
+/**
+ * The webhook dispatcher: claims due deliveries (`delivery-store.ts`), signs each attempt with the
+ * subscription's current secrets (`webhook-signature.ts`), POSTs it through the SSRF guard
+ * (`webhook-sender.ts`), records the attempt and schedules the next one (`retry-schedule.ts`).
+ * Up to `CONCURRENCY` attempts run at once; a free slot claims the next due delivery at once.
+ * Between deliveries it sleeps until the next one is due (at most `POLL_MS`, so deliveries
+ * written by other replicas are seen), or until poked by a new event in this process. Times come
+ * from the injected clock; a test that moves a manual clock pokes the dispatcher after.
+ */
+import type { Clock } from '../clock';
+import type { Logger } from '../log';
+import { BackgroundLoop, type RoundResult } from './background-loop';
+import type { ClaimedDelivery, DeliveryStore } from './delivery-store';
+import { MAX_ATTEMPTS, retryAfterMs, retryDelay } from './retry-schedule';
+import type { SubscriptionStore } from './subscription-store';
+import { postWebhook, type AttemptResult, type SenderOptions } from './webhook-sender';
+import { signatureHeaders } from './webhook-signature';
+
+/** Attempts in flight at once, per process. */
+export const CONCURRENCY = 32;
+/** Longest sleep between looks at the table. */
+export const POLL_MS = 1000;
+
+/** Why a subscription is paused by the dispatcher. */
+export const GONE_REASON = 'the endpoint answered 410 Gone';
+
+/** What the dispatcher works with. */
+export interface DispatcherDeps {
+  readonly deliveries: DeliveryStore;
+  readonly subscriptions: SubscriptionStore;
+  readonly clock: Clock;
+  readonly log: Logger;
+  readonly sender: SenderOptions;
+  /** `WEBHOOK_RETRY_BASE_MS`. */
+  readonly retryBaseMs: number;
+  /** This process's claim owner id. */
+  readonly owner: string;
+  /** Uniform [0, 1) for the jitter (default Math.random). */
+  readonly random?: () => number;
+}
+
+/** See the file comment. */
+export class WebhookDispatcher {
+  private running = false;
+  private readonly inflight = new Set<Promise<void>>();
+  private pending: NodeJS.Immediate | undefined;
+  private readonly loop: BackgroundLoop;
+
+  constructor(private readonly deps: DispatcherDeps) {
+    this.loop = new BackgroundLoop({
+      round: () => this.fill(),
+      sleepMs: () => this.sleepMs(),
+      onError: (error) => deps.log.warn('webhook dispatch failed; retrying', { error }),
+    });
+  }
+
+  /** The claim lasts past the attempt's timeout with a margin, so a live owner never loses it. */
+  private get leaseMs(): number {
+    return this.deps.sender.timeoutMs + 30_000;
+  }
+
+  /** Start sending. */
+  start(): void {
+    this.running = true;
+    this.loop.start();
+  }
+
+  /**
+   * Look for due deliveries now (after writing one, or after moving a manual clock). Pokes in one
+   * turn of the event loop make one claim (why: each finished attempt pokes, and a claim per
+   * attempt was most of the dispatcher's database work).
+   */
+  poke(): void {
+    if (!this.running || this.pending) return;
+    this.pending = setImmediate(() => {
+      this.pending = undefined;
+      this.loop.kick();
+    });
+  }
+
+  /**
+   * Resolves once nothing is in flight and nothing is due at the clock's current time. For tests
+   * and the benchmark: synchronise on the dispatcher, never sleep.
+   */
+  settled(): Promise<void> {
+    return this.loop.settled();
+  }
+
+  /** Stop claiming; wait for attempts in flight (each bounded by its timeout). */
+  async stop(): Promise<void> {
+    this.running = false;
+    if (this.pending) clearImmediate(this.pending);
+    await this.loop.stop();
+    await Promise.all([...this.inflight]);
+  }
+
+  /** Claim due deliveries for the free slots and start their attempts. */
+  private async fill(): Promise<RoundResult> {
+    const free = CONCURRENCY - this.inflight.size;
+    if (free <= 0) return 'busy';
+    const claimed = await this.deps.deliveries.claimDue(this.deps.owner, this.deps.clock.now(), this.leaseMs, free);
+    for (const d of claimed) {
+      const p: Promise<void> = this.attempt(d)
+        .catch((error) => this.deps.log.error('webhook attempt could not be recorded', { delivery: d.id, error }))
+        .finally(() => {
+          this.inflight.delete(p);
+          this.poke();
+        });
+      this.inflight.add(p);
+    }
+    if (claimed.length === free) return 'more';
+    return claimed.length === 0 && this.inflight.size === 0 ? 'idle' : 'busy';
+  }
+
+  /** Until the next delivery falls due (at most POLL_MS); none while attempts run (each pokes when done). */
+  private async sleepMs(): Promise<number | undefined> {
+    if (this.inflight.size > 0) return undefined;
+    const next = await this.deps.deliveries.nextDue();
+    const now = this.deps.clock.now();
+    // due already but not claimable (a paused subscription, another replica's claim): poll
+    return next !== undefined && next > now ? Math.min(POLL_MS, next - now) : POLL_MS;
+  }
+
+  private async attempt(d: ClaimedDelivery): Promise<void> {
+    const { clock, deliveries, subscriptions, log } = this.deps;
+    const started = clock.now();
+    const secrets = await subscriptions.signingSecrets(d.subscriptionId, started);
+    if (secrets.length === 0) return deliveries.release(this.deps.owner, d.id); // deleted meanwhile
+    const headers = { 'content-type': 'application/json', ...signatureHeaders(d.eventId, Math.floor(started / 1000), d.payload, secrets) };
+    const result = await postWebhook(d.url, d.payload, headers, this.deps.sender);
+    const ended = clock.now();
+    const attempts = d.attemptCount + 1;
+    const outcome = this.outcome(result, attempts, ended);
+    const recorded = await deliveries.finishAttempt(
+      this.deps.owner,
+      d.id,
+      { time: started, statusCode: result.status, error: result.error, latencyMs: Math.round(result.latencyMs * 1000) / 1000 },
+      outcome,
+      ended,
+    );
+    if (!recorded) log.warn('webhook claim lapsed during the attempt; another worker may repeat it', { delivery: d.id });
+    if (result.status === 410) await subscriptions.pause(d.subscriptionId, GONE_REASON, ended);
+    log.debug('webhook attempt', { delivery: d.id, subscription: d.subscriptionId, event: d.eventId, attempt: attempts, status: result.status, error: result.error, state: outcome.state });
+  }
+
+  private outcome(result: AttemptResult, attempts: number, now: number) {
+    if (result.status >= 200 && result.status < 300) return { state: 'succeeded' as const };
+    if (result.status === 410) return { state: 'failed' as const };
+    if (attempts >= MAX_ATTEMPTS) return { state: 'failed' as const };
+    const asked = result.status === 429 || result.status === 503 ? retryAfterMs(result.retryAfter, now) : undefined;
+    const delay = asked ?? retryDelay(attempts, this.deps.retryBaseMs, this.deps.random)!;
+    return { state: 'pending' as const, nextAttemptTime: now + delay };
+  }
+}

@@ -1,0 +1,233 @@
+/**
+ * The drift worker: takes outbox rows (`drift-outbox.ts`), finds the subscriptions that cover
+ * each entity, scores the new observations of each covered axis in the scoring thread
+ * (`drift-scorer.ts`, rule in `engine/drift`), and stores in one transaction the new drift
+ * states, the events with their deliveries, and the removal of the rows. A state is written only
+ * if nobody else wrote it meanwhile (a version check), so two replicas never both score the same
+ * observations: the loser rolls back and its rows are retried, finding nothing new to score.
+ */
+import type { Clock } from '../clock';
+import type { EntityStore } from '../entities/entity-store';
+import { timeOf } from '../entities/frequency';
+import type { ObservationStore } from '../entities/observation-store';
+import type { DriftState } from '../engine/drift/score';
+import { driftHistoryLength } from '../engine/drift/one-step';
+import { newId } from '../ids';
+import type { Logger } from '../log';
+import { seasonalInfo } from '../oracle/engine-info';
+import type { Database } from '../store/database';
+import { BackgroundLoop, type RoundResult } from './background-loop';
+import type { DeliveryStore, NewEvent } from './delivery-store';
+import type { DriftJobItem } from './drift-job';
+import type { DriftOutbox, OutboxRow } from './drift-outbox';
+import type { DriftScorer } from './drift-scorer';
+import { DriftSeriesCache, frontierBefore } from './drift-series';
+import { driftEventData, eventBody } from './events';
+import type { SubscriptionRecord, SubscriptionStore } from './subscription-store';
+
+/** Outbox rows taken per batch (scored, then written in one transaction). */
+const BATCH = 200;
+/** A claim outlives any round with a wide margin. */
+const LEASE_MS = 120_000;
+
+/** Longest seasonal period the service declares (a year of daily data). */
+const MAX_PERIOD = 366;
+/** How long a poke waits before a round, so one round takes what several ingests wrote. */
+const GATHER_MS = 250;
+/** Longest sleep between looks at the outbox (rows written by other replicas). */
+const POLL_MS = 1000;
+
+/** A state write that lost to another writer: the round is retried. */
+class StaleStateError extends Error {}
+
+/** What the drift worker works with. */
+export interface DriftWorkerDeps {
+  readonly database: Database;
+  readonly outbox: DriftOutbox;
+  readonly subscriptions: SubscriptionStore;
+  readonly deliveries: DeliveryStore;
+  readonly entities: EntityStore;
+  readonly observations: ObservationStore;
+  readonly scorer: DriftScorer;
+  readonly clock: Clock;
+  readonly log: Logger;
+  /** Called after events were stored (pokes the dispatcher). */
+  readonly onEvents: () => void;
+}
+
+/** What scoring one entity produced, to be written with the rest of its batch. */
+interface EntityOutcome {
+  readonly entity: string;
+  /** The outbox rows it consumed. */
+  readonly ids: readonly number[];
+  readonly writes: { readonly sub: SubscriptionRecord; readonly axis: string; readonly state: DriftState; readonly version: number }[];
+  readonly events: NewEvent[];
+}
+
+/** One stored state with the version it was read at (0 = none stored). */
+interface StoredState {
+  readonly state: DriftState | null;
+  readonly version: number;
+}
+
+/** See the file comment. */
+export class DriftWorker {
+  private running = false;
+  private gathering: NodeJS.Timeout | undefined;
+  private readonly series: DriftSeriesCache;
+  private readonly loop: BackgroundLoop;
+
+  constructor(private readonly deps: DriftWorkerDeps) {
+    // the longest window a job needs is the fit window plus lags before the oldest new observation (hourly: ~2,200 steps)
+    this.series = new DriftSeriesCache(deps.database, deps.observations, 2 * driftHistoryLength({ period: 1, periods: [MAX_PERIOD] }));
+    this.loop = new BackgroundLoop({
+      round: () => this.drain(),
+      sleepMs: async () => POLL_MS,
+      onError: (error) => deps.log.warn('drift scoring failed; retrying', { error }),
+    });
+  }
+
+  start(): void {
+    this.running = true;
+    this.loop.start();
+  }
+
+  /** Look at the outbox soon (after an ingest in this process): within GATHER_MS, so rounds batch. */
+  poke(): void {
+    if (!this.running || this.gathering) return;
+    this.gathering = setTimeout(() => {
+      this.gathering = undefined;
+      this.loop.kick();
+    }, GATHER_MS);
+  }
+
+  /** Resolves once the outbox has nothing left to claim. For tests and the benchmark. */
+  settled(): Promise<void> {
+    return this.loop.settled();
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    if (this.gathering) clearTimeout(this.gathering);
+    await this.loop.stop();
+  }
+
+  /**
+   * Score everything in the outbox: a claimed batch is scored entity by entity, then its states,
+   * events and row removals are written in one transaction (why one: a commit per entity was most
+   * of the worker's cost on the event loop it shares with requests).
+   */
+  private async drain(): Promise<RoundResult> {
+    for (;;) {
+      const rows = await this.deps.outbox.claim(this.deps.clock.now(), LEASE_MS, BATCH);
+      if (rows.length === 0) break;
+      const groups = new Map<string, OutboxRow[]>();
+      for (const r of rows) {
+        const key = `${r.accountId}\u0000${r.entity}`;
+        groups.set(key, [...(groups.get(key) ?? []), r]);
+      }
+      const scored: EntityOutcome[] = [];
+      for (const group of groups.values()) {
+        try {
+          scored.push(await this.scoreEntity(group));
+        } catch (error) {
+          await this.deps.outbox.release(group.map((r) => r.id));
+          this.deps.log.warn('drift scoring of an entity failed; it is retried', { entity: group[0].entity, error });
+        }
+      }
+      try {
+        await this.commit(scored);
+      } catch (error) {
+        await this.deps.outbox.release(scored.flatMap((o) => o.ids));
+        if (!(error instanceof StaleStateError)) throw error;
+      }
+    }
+    return 'idle';
+  }
+
+  /** Score one entity's new observations for every subscription that covers it (nothing written yet). */
+  private async scoreEntity(rows: readonly OutboxRow[]): Promise<EntityOutcome> {
+    const { accountId, entity } = rows[0];
+    const revision = Math.min(...rows.map((r) => r.revision));
+    const subs = await this.deps.subscriptions.covering(accountId, entity);
+    const record = subs.length > 0 ? await this.deps.entities.get(accountId, entity) : undefined;
+    if (record) await this.series.refresh(accountId, record, rows.map((r) => r.revision));
+    const outcome: EntityOutcome = { entity, ids: rows.map((r) => r.id), writes: [], events: [] };
+    for (const axis of record?.axes ?? []) {
+      const covering = subs.filter((s) => s.axes.length === 0 || s.axes.includes(axis.name));
+      if (covering.length === 0) continue;
+      const stored = await this.loadStates(covering, entity, axis.name);
+      const fresh = covering.some((s) => !stored.get(s.id)?.state);
+      const frontier = fresh ? ((await frontierBefore(this.deps.database, accountId, record!, axis.name, revision)) ?? -Infinity) : -Infinity;
+      const info = seasonalInfo(record!);
+      const oldest = Math.min(...covering.map((s) => stored.get(s.id)?.state?.lastIndex ?? frontier));
+      const from = Number.isFinite(oldest) ? oldest - driftHistoryLength(info) : undefined;
+      const window = await this.series.window(accountId, record!, axis.name, from);
+      if (window.values.length === 0) continue;
+      const items: DriftJobItem[] = covering.map((s) => ({
+        key: s.id,
+        state: stored.get(s.id)?.state ?? null,
+        frontier: Number.isFinite(frontier) ? frontier : window.firstIndex - 1,
+        level: s.level,
+      }));
+      const results = await this.deps.scorer.score({ info, values: window.values, firstIndex: window.firstIndex, items });
+      for (const r of results) {
+        const sub = covering.find((s) => s.id === r.key)!;
+        outcome.writes.push({ sub, axis: axis.name, state: r.state, version: stored.get(sub.id)?.version ?? 0 });
+        for (const t of r.transitions) {
+          if (!sub.events.includes(t.type)) continue;
+          const id = newId('evt', this.deps.clock);
+          const context = { subscriptionId: sub.id, entity, axis: axis.name, level: sub.level, model: r.state.model?.name ?? '', timeOf: (i: number) => timeOf(record!.frequency, i) };
+          outcome.events.push({ id, accountId, subscriptionId: sub.id, type: t.type, payload: eventBody(id, t.type, this.deps.clock.now(), driftEventData(t, context)) });
+        }
+      }
+    }
+    return outcome;
+  }
+
+  /** Write scored entities: states (each only if nobody wrote it meanwhile), events with deliveries, outbox rows removed. */
+  private async commit(outcomes: readonly EntityOutcome[]): Promise<void> {
+    if (outcomes.length === 0) return;
+    const now = this.deps.clock.now();
+    const events = outcomes.flatMap((o) => o.events);
+    await this.deps.database.transaction(async (trx) => {
+      await trx.deleteFrom('drift_outbox').where('id', 'in', outcomes.flatMap((o) => o.ids)).execute();
+      for (const { entity, writes } of outcomes) {
+        for (const w of writes) {
+          const state = JSON.stringify(w.state);
+          if (w.version === 0) {
+            const res = await trx
+              .insertInto('drift_states')
+              .values({ subscription_id: w.sub.id, entity, axis: w.axis, state, version: 1, update_time: now })
+              .onConflict((oc) => oc.columns(['subscription_id', 'entity', 'axis']).doNothing())
+              .executeTakeFirst();
+            if (Number(res.numInsertedOrUpdatedRows ?? 0) === 0) throw new StaleStateError();
+          } else {
+            const res = await trx
+              .updateTable('drift_states')
+              .set({ state, version: w.version + 1, update_time: now })
+              .where('subscription_id', '=', w.sub.id)
+              .where('entity', '=', entity)
+              .where('axis', '=', w.axis)
+              .where('version', '=', w.version)
+              .executeTakeFirst();
+            if (Number(res.numUpdatedRows) === 0) throw new StaleStateError();
+          }
+        }
+      }
+      await this.deps.deliveries.enqueue(trx, events, events.map(() => newId('dlv', this.deps.clock)), now);
+    });
+    if (events.length > 0) this.deps.onEvents();
+  }
+
+  private async loadStates(subs: readonly SubscriptionRecord[], entity: string, axis: string): Promise<Map<string, StoredState>> {
+    const rows = await this.deps.database.db
+      .selectFrom('drift_states')
+      .select(['subscription_id', 'state', 'version'])
+      .where('subscription_id', 'in', subs.map((s) => s.id))
+      .where('entity', '=', entity)
+      .where('axis', '=', axis)
+      .execute();
+    return new Map(rows.map((r) => [r.subscription_id, { state: JSON.parse(r.state) as DriftState, version: Number(r.version) }]));
+  }
+}

@@ -1,0 +1,42 @@
+/**
+ * When a failed webhook attempt is retried (API.md section 8). Five retries after the first
+ * attempt, on the Standard Webhooks example schedule: 5 s, 5 min, 30 min, 2 h, 5 h — as multiples
+ * of a base interval (`WEBHOOK_RETRY_BASE_MS`, default 5 s) so tests can run the same schedule
+ * scaled down. Each delay gets ±20% uniform jitter, so receivers that failed together are not
+ * retried together. A `Retry-After` on 429 or 503 replaces the scheduled delay (capped at a day).
+ */
+
+/** Attempts in all: the first and five retries. */
+export const MAX_ATTEMPTS = 6;
+
+/** Delay before retry n (n = 1..5) in multiples of the base: 5 s, 5 min, 30 min, 2 h, 5 h at base 5 s. */
+export const RETRY_MULTIPLES: readonly number[] = [1, 60, 360, 1440, 3600];
+
+/** Relative jitter: a delay is multiplied by a uniform factor in [1 − JITTER, 1 + JITTER]. */
+export const JITTER = 0.2;
+
+/** Longest `Retry-After` honoured. */
+export const MAX_RETRY_AFTER_MS = 24 * 3600 * 1000;
+
+/**
+ * Delay in ms before the next attempt, after `attempts` attempts have failed (1..5), or undefined
+ * when none is left. `random` is uniform in [0, 1) (injected so tests can pin it).
+ */
+export function retryDelay(attempts: number, baseMs: number, random: () => number = Math.random): number | undefined {
+  if (attempts < 1 || attempts >= MAX_ATTEMPTS) return undefined;
+  const nominal = baseMs * RETRY_MULTIPLES[attempts - 1];
+  return Math.round(nominal * (1 - JITTER + 2 * JITTER * random()));
+}
+
+/**
+ * The delay a `Retry-After` header asks for, in ms (delta-seconds or an HTTP date, RFC 9110
+ * §10.2.3), capped at a day; undefined when absent or unreadable.
+ */
+export function retryAfterMs(header: string | undefined, now: number): number | undefined {
+  if (!header) return undefined;
+  const text = header.trim();
+  if (/^\d+$/.test(text)) return Math.min(Number(text) * 1000, MAX_RETRY_AFTER_MS);
+  const at = Date.parse(text);
+  if (Number.isNaN(at)) return undefined;
+  return Math.min(Math.max(0, at - now), MAX_RETRY_AFTER_MS);
+}

@@ -1,0 +1,133 @@
+/**
+ * Drift alerts end to end: observations ingested over the API, scored by the drift worker from the
+ * outbox, events delivered to a verifying receiver. A stable series stays quiet; a level shift
+ * raises `drift.detected` within a few observations with the fields the contract lists, and
+ * `drift.resolved` follows once the forecast fits again; axes, event-type and descendant filters
+ * are honoured; accounts without subscriptions write no outbox rows.
+ */
+import { afterAll, beforeAll, test } from '@jest/globals';
+import assert from 'node:assert/strict';
+import { ManualClock } from '../../src/clock';
+import { Rng } from '../../src/engine/rng';
+import { rest } from '../helpers/dual';
+import { startReceiver, type Receiver } from '../helpers/receiver';
+import { startTestService, type TestService } from '../helpers/service';
+
+const clock = new ManualClock(Date.now());
+const HOUR = 3600_000;
+const T0 = Date.UTC(2026, 0, 1);
+const HISTORY = 24 * 30;
+let t: TestService;
+let key: string;
+const receivers: Receiver[] = [];
+
+/** Hourly data with a wandering level, a daily cycle and noise (seeded). */
+function values(n: number, seed: number): number[] {
+  const rng = new Rng(seed);
+  let level = 100;
+  return Array.from({ length: n }, (_, i) => {
+    level += 0.3 * rng.normal();
+    return Math.round((level + 15 * Math.sin((2 * Math.PI * i) / 24) + 2 * rng.normal()) * 100) / 100;
+  });
+}
+const iso = (i: number) => new Date(T0 + i * HOUR).toISOString().replace('.000Z', 'Z');
+
+async function entity(name: string, axes: string[], parents: string[] = []) {
+  const r = await rest(t, key, { method: 'POST', path: '/v1/entities', body: { entity: name, frequency: 'PT1H', axes: axes.map((a) => ({ name: a })), parents } });
+  assert.equal(r.code, 'ok', r.message);
+}
+async function ingest(name: string, rows: { axis: string; i: number; value: number }[]) {
+  const r = await rest(t, key, { method: 'POST', path: `/v1/entities/${name}/observations`, body: { observations: rows.map((o) => ({ axis: o.axis, time: iso(o.i), value: o.value })) } });
+  assert.equal(r.code, 'ok', r.message);
+}
+/** Wait until the drift worker and the dispatcher have nothing left. */
+async function quiet() {
+  await t.service.ctx.webhooks.drift.settled();
+  await t.service.ctx.webhooks.dispatcher.settled();
+}
+async function subscribe(body: Record<string, unknown>) {
+  const receiver = await startReceiver();
+  receivers.push(receiver);
+  const r = await rest(t, key, { method: 'POST', path: '/v1/subscriptions', body: { ...body, url: receiver.url } });
+  assert.equal(r.code, 'ok', r.message);
+  receiver.secrets = [r.data.secret];
+  return { receiver, id: r.data.subscription.subscription_id as string };
+}
+const events = (r: Receiver) => r.received.filter((x) => x.verified && !x.duplicate).map((x) => x.event);
+
+beforeAll(async () => {
+  t = await startTestService({ clock, env: { WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_CIDRS: '127.0.0.0/8' } });
+  key = (await t.account('enterprise')).key;
+});
+afterAll(async () => {
+  await t.close();
+  await Promise.all(receivers.map((r) => r.close()));
+});
+
+test('an account without subscriptions writes no outbox rows', async () => {
+  await entity('server:quiet', ['cpu']);
+  await ingest('server:quiet', [{ axis: 'cpu', i: 0, value: 1 }]);
+  assert.equal(await t.service.ctx.webhooks.outbox.size(), 0);
+});
+
+test('quiet while the forecast fits; detected within 3 observations of a level shift; resolved when it fits again', async () => {
+  const n = HISTORY + 24 * 6;
+  const cpu = values(n, 11);
+  const mem = values(n, 12);
+  await entity('region:eu', []);
+  await entity('server:api-1', ['cpu', 'mem'], ['region:eu']);
+  await ingest('server:api-1', [...cpu.slice(0, HISTORY).map((value, i) => ({ axis: 'cpu', i, value })), ...mem.slice(0, HISTORY).map((value, i) => ({ axis: 'mem', i, value }))]);
+  const all = await subscribe({ entity: 'server:api-1' });
+  const memOnly = await subscribe({ entity: 'server:api-1', axes: ['mem'] });
+  const resolvedOnly = await subscribe({ entity: 'server:api-1', events: ['drift.resolved'] });
+  const viaParent = await subscribe({ entity: 'region:eu', include_descendants: true, axes: ['cpu'] });
+  const parentOnly = await subscribe({ entity: 'region:eu' });
+
+  // two days of ordinary data, one observation per ingest: nothing fires
+  for (let i = HISTORY; i < HISTORY + 48; i++) await ingest('server:api-1', [{ axis: 'cpu', i, value: cpu[i] }, { axis: 'mem', i, value: mem[i] }]);
+  await quiet();
+  assert.deepEqual(events(all.receiver), []);
+
+  // cpu shifts up by 3 standard deviations of the series and stays there
+  const sd = Math.sqrt(cpu.slice(0, HISTORY).reduce((a, v, _, arr) => a + (v - arr.reduce((x, y) => x + y, 0) / arr.length) ** 2, 0) / HISTORY);
+  const shiftAt = HISTORY + 48;
+  let detectedAfter = -1;
+  for (let i = shiftAt; i < n; i++) {
+    await ingest('server:api-1', [{ axis: 'cpu', i, value: Math.round((cpu[i] + 3 * sd) * 100) / 100 }, { axis: 'mem', i, value: mem[i] }]);
+    await quiet();
+    if (detectedAfter < 0 && events(all.receiver).length > 0) detectedAfter = i - shiftAt + 1;
+  }
+  assert.ok(detectedAfter >= 1 && detectedAfter <= 3, `detected after ${detectedAfter} observations`);
+  const types = events(all.receiver).map((e) => e.type);
+  assert.deepEqual(types.slice(0, 2), ['drift.detected', 'drift.resolved']);
+  const detected = events(all.receiver)[0];
+  assert.match(detected.id, /^evt_/);
+  assert.equal(detected.type, 'drift.detected');
+  const d = detected.data;
+  assert.equal(d.subscription_id, all.id);
+  assert.equal(d.entity, 'server:api-1');
+  assert.equal(d.axis, 'cpu');
+  assert.equal(d.time, iso(shiftAt + detectedAfter - 1));
+  assert.ok(d.actual > d.interval.upper && d.interval.lower < d.expected && d.expected < d.interval.upper);
+  assert.equal(d.interval.level, 0.95);
+  assert.ok(d.pit > 0.975 && d.pit <= 1);
+  assert.equal(d.miss, true);
+  assert.equal(d.detector.rule, 'cusum');
+  assert.ok(d.detector.upper > d.detector.threshold);
+  assert.match(d.model, /^AR\(/);
+  assert.deepEqual(d.query, { entity: 'server:api-1', axes: ['cpu'], horizon: 1 });
+  const resolved = events(all.receiver)[1];
+  assert.equal(resolved.data.detected_time, d.time);
+  assert.ok(Date.parse(resolved.data.time) > Date.parse(d.time));
+
+  assert.deepEqual(events(memOnly.receiver), [], 'mem did not drift');
+  assert.deepEqual(events(resolvedOnly.receiver).map((e) => e.type), types.filter((x) => x === 'drift.resolved'));
+  assert.deepEqual(events(viaParent.receiver).map((e) => [e.type, e.data.entity, e.data.axis]).slice(0, 1), [['drift.detected', 'server:api-1', 'cpu']]);
+  assert.deepEqual(events(parentOnly.receiver), [], 'without include_descendants the parent sees nothing of its children');
+
+  // the delivery log shows the events as delivered
+  const log = await rest(t, key, { method: 'GET', path: `/v1/subscriptions/${all.id}/deliveries` });
+  const logged = log.data.deliveries.map((x: any) => [x.event_id, x.state]).sort();
+  assert.deepEqual(logged, events(all.receiver).map((e) => [e.id, 'succeeded']).sort());
+  assert.equal(await t.service.ctx.webhooks.outbox.size(), 0);
+});

@@ -1,0 +1,229 @@
+/**
+ * Oracle queries with `depth` ≥ 1 over both protocols, on a grouped hierarchy (the region splits
+ * both into stores and into categories; every SKU has two parents): coherent descendants at
+ * depth 1 and 2, every method, count axes never negative, aggregates forecast from their leaves,
+ * own data checked against them, the fit cache shared with depth-0 queries, the query record
+ * holding every input, tenancy, scopes and bad input.
+ */
+import { afterAll, beforeAll, describe, test } from '@jest/globals';
+import assert from 'node:assert/strict';
+import { Rng } from '../../src/engine/rng';
+import { rest, type Outcome } from '../helpers/dual';
+import { oracleQuery, type OracleQueryBody } from '../helpers/oracle-data';
+import { startTestService, type TestService } from '../helpers/service';
+
+let t: TestService;
+let key: string;
+let accountId: string;
+let otherKey: string;
+let noReadKey: string;
+
+/**
+ * region:r ─┬─ store:a ── sku:a1, sku:a2        category:c1 ── sku:a1, sku:b1
+ *           ├─ store:b ── sku:b1, sku:b2        category:c2 ── sku:a2, sku:b2
+ *           ├─ category:c1
+ *           └─ category:c2
+ * Only the SKUs have observations (demand: small counts, some zeros; revenue: continuous).
+ */
+const SKUS = ['sku:a1', 'sku:a2', 'sku:b1', 'sku:b2'];
+const EDGES: [string, string][] = [
+  ['region:r', 'store:a'],
+  ['region:r', 'store:b'],
+  ['region:r', 'category:c1'],
+  ['region:r', 'category:c2'],
+  ['store:a', 'sku:a1'],
+  ['store:a', 'sku:a2'],
+  ['store:b', 'sku:b1'],
+  ['store:b', 'sku:b2'],
+  ['category:c1', 'sku:a1'],
+  ['category:c1', 'sku:b1'],
+  ['category:c2', 'sku:a2'],
+  ['category:c2', 'sku:b2'],
+];
+const DAYS = 140;
+const day = (d: number) => new Date(Date.UTC(2026, 0, 1 + d)).toISOString().replace('.000Z', 'Z');
+
+async function ok(o: Promise<Outcome>): Promise<Outcome> {
+  const r = await o;
+  assert.equal(r.code, 'ok', r.message);
+  return r;
+}
+
+beforeAll(async () => {
+  t = await startTestService();
+  ({ key, accountId } = await t.account('enterprise'));
+  otherKey = (await t.account('enterprise')).key;
+  noReadKey = (await t.account('enterprise', ['data:write'])).key;
+  const axes = [
+    { name: 'demand', kind: 'count' },
+    { name: 'revenue', unit: 'EUR' },
+  ];
+  const entities = [...new Set(EDGES.flat())];
+  for (const e of entities) await ok(rest(t, key, { method: 'POST', path: '/v1/entities', body: { entity: e, frequency: 'P1D', axes } }));
+  for (const [parent, child] of EDGES) await ok(rest(t, key, { method: 'POST', path: '/v1/relations', body: { parent, child } }));
+  const rng = new Rng(7);
+  for (const [k, e] of SKUS.entries()) {
+    const observations = [];
+    for (let d = 0; d < DAYS; d++) {
+      const weekly = [1, 0.6, 0.8, 1, 1.3, 1.8, 1.5][d % 7];
+      // sku:a2 sells rarely: many zeros, so reconciliation has negatives to avoid
+      const level = k === 1 ? 0.4 : 6 + 3 * k;
+      observations.push({ axis: 'demand', time: day(d), value: Math.max(0, Math.round(level * weekly + (k === 1 ? 0.5 : 1.5) * rng.normal())) });
+      observations.push({ axis: 'revenue', time: day(d), value: 100 * (k + 1) * weekly + 0.1 * d + 5 * rng.normal() });
+    }
+    await ok(rest(t, key, { method: 'POST', path: `/v1/entities/${e}/observations`, body: { observations } }));
+  }
+});
+afterAll(() => t.close());
+
+function query(protocol: 'rest' | 'grpc', body: OracleQueryBody, k = key): Promise<Outcome> {
+  return oracleQuery(t, k, protocol, body);
+}
+
+/** Entity → its forecast (the queried one and every descendant), protocol-neutral field names. */
+function forecasts(o: Outcome): Map<string, { means: Record<string, number>; f: any; level: number }> {
+  const rest = o.protocol === 'rest';
+  const norm = (f: any) => ({ means: rest ? f.axes_resolved : f.axesResolved, f });
+  const out = new Map([[o.data.entity as string, { ...norm(o.data.forecast), level: 0 }]]);
+  for (const d of o.data.descendants) out.set(d.entity, { ...norm(d.forecast), level: d.level });
+  return out;
+}
+
+const near = (a: number, b: number, what: string) => assert.ok(Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(a), Math.abs(b)), `${what}: ${a} vs ${b}`);
+
+for (const protocol of ['rest', 'grpc'] as const) {
+  describe(`depth queries over ${protocol}`, () => {
+    test('depth 1: the region equals the sum of its stores and of its categories (no SKU counted twice)', async () => {
+      const o = await ok(query(protocol, { entity: 'region:r', depth: 1, axes: ['revenue', 'demand'], horizon: 3 }));
+      assert.equal(o.data.depth, 1);
+      assert.equal(o.data.reconciliation, 'mint_shrink');
+      const f = forecasts(o);
+      assert.deepEqual([...f.keys()].sort(), ['category:c1', 'category:c2', 'region:r', 'store:a', 'store:b']);
+      for (const e of ['store:a', 'store:b', 'category:c1', 'category:c2']) assert.equal(f.get(e)!.level, 1);
+      for (const axis of ['revenue', 'demand']) {
+        const m = (e: string) => f.get(e)!.means[axis];
+        near(m('region:r'), m('store:a') + m('store:b'), `${axis} region = stores`);
+        near(m('region:r'), m('category:c1') + m('category:c2'), `${axis} region = categories`);
+      }
+      // the same shape for every node: distribution, thresholds, quantiles, confidence
+      for (const { f: fc } of f.values()) {
+        assert.equal(fc.distribution.length, 10);
+        assert.ok(Math.abs(fc.distribution.reduce((a: number, b: number) => a + b, 0) - 1) < 1e-9);
+        assert.equal(Object.keys(fc.quantiles).length, 7);
+        assert.ok(fc.confidence >= 0 && fc.confidence <= 1);
+      }
+    });
+
+    test('depth 2 with every method: each node equals the sum of the SKUs beneath it; count axes never negative', async () => {
+      for (const reconciliation of ['mint_shrink', 'wls_struct', 'ols', 'bottom_up']) {
+        const o = await ok(query(protocol, { entity: 'region:r', depth: 2, axes: ['demand', 'revenue'], horizon: 2, reconciliation, thresholds: [-1, 0, 1, 10, 40] }));
+        assert.equal(o.data.reconciliation, reconciliation);
+        const f = forecasts(o);
+        assert.equal(f.size, 9);
+        for (const s of SKUS) assert.equal(f.get(s)!.level, 2);
+        for (const axis of ['demand', 'revenue']) {
+          const m = (e: string) => f.get(e)!.means[axis];
+          const sum = (...es: string[]) => es.reduce((a, e) => a + m(e), 0);
+          near(m('region:r'), sum(...SKUS), `${reconciliation} ${axis} region`);
+          near(m('store:a'), sum('sku:a1', 'sku:a2'), `${reconciliation} ${axis} store:a`);
+          near(m('store:b'), sum('sku:b1', 'sku:b2'), `${reconciliation} ${axis} store:b`);
+          near(m('category:c1'), sum('sku:a1', 'sku:b1'), `${reconciliation} ${axis} category:c1`);
+          near(m('category:c2'), sum('sku:a2', 'sku:b2'), `${reconciliation} ${axis} category:c2`);
+        }
+        // demand counts: no mass below zero, integer non-negative quantiles, non-negative means
+        for (const [e, { means, f: fc }] of f) {
+          assert.ok(means.demand >= 0, `${e} demand mean ${means.demand}`);
+          for (const q of Object.values(fc.quantiles) as number[]) assert.ok(Number.isInteger(q) && q >= 0, `${e} quantile ${q}`);
+        }
+        const root = f.get('region:r')!.f;
+        assert.deepEqual(root.thresholds, [-1, 0, 1, 10, 40]);
+        assert.equal(root.distribution[0], 0);
+        assert.equal(root.distribution[1], 0);
+      }
+    });
+
+    test('tenancy 404, 403 without forecast:read, bad input named', async () => {
+      assert.equal((await query(protocol, { entity: 'region:r', depth: 1 }, otherKey)).code, 'not_found');
+      assert.equal((await query(protocol, { entity: 'region:r', depth: 1 }, noReadKey)).code, 'permission_denied');
+      const cases: [OracleQueryBody, string][] = [
+        [{ entity: 'region:r', depth: 1, reconciliation: 'magic' }, 'reconciliation'],
+        [{ entity: 'region:r', depth: 9 }, 'depth'],
+        [{ entity: 'region:r', depth: -1 }, 'depth'],
+        [{ entity: 'region:r', depth: 1, axes: ['nope'] }, 'axes[0]'],
+      ];
+      for (const [body, field] of cases) {
+        const o = await query(protocol, body);
+        assert.equal(o.code, 'invalid_argument', `${field}: ${o.code} ${o.message}`);
+        assert.ok(o.message.startsWith(`${field}: `), o.message);
+      }
+    });
+  });
+}
+
+test('a depth beyond the graph uses what exists; a leaf alone is its own forecast', async () => {
+  const deep = await ok(query('rest', { entity: 'store:a', depth: 8, axes: ['revenue'] }));
+  assert.deepEqual(deep.data.descendants.map((d: any) => d.entity).sort(), ['sku:a1', 'sku:a2']);
+  const leaf = await ok(query('grpc', { entity: 'sku:a1', depth: 3, axes: ['revenue'] }));
+  assert.deepEqual(leaf.data.descendants, []);
+  const plain = await ok(query('grpc', { entity: 'sku:a1', axes: ['revenue'] }));
+  near(leaf.data.forecast.axesResolved.revenue, plain.data.forecast.axesResolved.revenue, 'a lone leaf keeps its own forecast');
+});
+
+test('the fit cache is shared with depth-0 queries, and the query manifest holds every input and node model', async () => {
+  const { stats } = t.service.ctx.pool;
+  const o = await ok(query('rest', { entity: 'region:r', depth: 2, axes: ['revenue'], horizon: 5 }));
+  const fitsAfterDepth = stats.fits;
+  for (const s of SKUS) await ok(query('rest', { entity: s, axes: ['revenue'], horizon: 5 }));
+  assert.equal(stats.fits, fitsAfterDepth, 'depth-0 queries of the leaves refit nothing');
+  const stored = await t.service.ctx.manifests.get(accountId, o.data.query_id);
+  assert.ok(stored);
+  const manifest = JSON.parse(stored.json);
+  assert.deepEqual(manifest.inputs.map((e: any) => e.entity).sort(), [...SKUS].sort());
+  assert.deepEqual(manifest.models.filter((e: any) => !e.aggregated).map((e: any) => e.entity).sort(), [...SKUS].sort());
+  assert.deepEqual(manifest.models.filter((e: any) => e.aggregated).map((e: any) => e.entity).sort(), ['category:c1', 'category:c2', 'region:r', 'store:a', 'store:b']);
+  for (const e of [...manifest.inputs, ...manifest.models]) assert.match(e.series_digest, /^[0-9a-f]{64}$/);
+  assert.equal(manifest.request.reconciliation, 'mint_shrink');
+  assert.equal(JSON.parse(stored.output).descendants.length, 8);
+  // the same query again is answered from the cache: same forecast
+  const again = await ok(query('rest', { entity: 'region:r', depth: 2, axes: ['revenue'], horizon: 5 }));
+  assert.deepEqual(again.data.forecast, o.data.forecast);
+  assert.deepEqual(again.data.descendants, o.data.descendants);
+});
+
+test('own data are checked against the leaves: a warning when they disagree', async () => {
+  await ok(rest(t, key, { method: 'POST', path: '/v1/entities', body: { entity: 'store:own', frequency: 'P1D', axes: [{ name: 'revenue' }], parents: [] } }));
+  for (const s of ['sku:a1', 'sku:a2']) await ok(rest(t, key, { method: 'POST', path: '/v1/relations', body: { parent: 'store:own', child: s } }));
+  const leaves = await Promise.all(['sku:a1', 'sku:a2'].map((s) => rest(t, key, { method: 'GET', path: `/v1/entities/${s}/observations?axis=revenue&page_size=200` })));
+  const own = leaves[0].data.observations.map((o: any, i: number) => ({ axis: 'revenue', time: o.time, value: 1.1 * (o.value + leaves[1].data.observations[i].value) }));
+  await ok(rest(t, key, { method: 'POST', path: '/v1/entities/store:own/observations', body: { observations: own } }));
+  const o = await ok(query('rest', { entity: 'store:own', depth: 1, axes: ['revenue'] }));
+  assert.ok(o.data.forecast.warnings.some((w: string) => /store:own's own data differ from the sum of its 2 leaves by up to 9\.\d+%/.test(w)), JSON.stringify(o.data.forecast.warnings));
+  const f = forecasts(o);
+  near(f.get('store:own')!.means.revenue, f.get('sku:a1')!.means.revenue + f.get('sku:a2')!.means.revenue, 'reconciled to the sum');
+});
+
+test('no data anywhere beneath: 422 insufficient_data', async () => {
+  await ok(rest(t, key, { method: 'POST', path: '/v1/entities', body: { entity: 'region:empty', frequency: 'P1D', axes: [{ name: 'revenue' }] } }));
+  await ok(rest(t, key, { method: 'POST', path: '/v1/entities', body: { entity: 'store:empty', frequency: 'P1D', axes: [{ name: 'revenue' }], parents: ['region:empty'] } }));
+  const o = await query('grpc', { entity: 'region:empty', depth: 2 });
+  assert.equal(o.code, 'insufficient_data');
+  assert.match(o.message, /no observations, and no leaf beneath it has any/);
+});
+
+test('a hierarchy of more than 5,000 entities: 400 naming the limit, on both protocols', async () => {
+  const big = await t.account('enterprise');
+  const { entities, relations, database } = t.service.ctx;
+  await database.transaction(async (trx) => {
+    await entities.upsertRow(trx, big.accountId, { entity: 'hub:h', type: 'hub', displayName: '', frequency: 'P1D', seasonLength: 7 }, 0);
+    await entities.upsertAxes(trx, big.accountId, 'hub:h', [{ name: 'revenue', unit: '', kind: 'continuous' }]);
+    for (let i = 0; i < 5000; i++) {
+      await entities.upsertRow(trx, big.accountId, { entity: `spoke:s${i}`, type: 'spoke', displayName: '', frequency: 'P1D', seasonLength: 7 }, 0);
+      await relations.add(trx, big.accountId, 'hub:h', `spoke:s${i}`, 'contains', 0);
+    }
+  });
+  for (const protocol of ['rest', 'grpc'] as const) {
+    const o = await query(protocol, { entity: 'hub:h', depth: 1 }, big.key);
+    assert.equal(o.code, 'invalid_argument');
+    assert.match(o.message, /^depth: .*more than 5000 entities; at most 5000/);
+  }
+});

@@ -1,0 +1,203 @@
+/**
+ * The HTTP layer around the API (Express, src/transport/rest/app.ts): authentication before any
+ * body is read, strict query and JSON numbers, HEAD, static misses, requests Node cannot parse,
+ * CORS from CORS_ORIGINS, compression, security headers and operator middleware. Regressions of
+ * issue 11 (defects 2, 8 and 12) are named as such.
+ */
+import { afterAll, beforeAll, describe, test } from '@jest/globals';
+import assert from 'node:assert/strict';
+import { connect } from 'node:net';
+import { loadConfig } from '../../src/config';
+import { rest } from '../helpers/dual';
+import { startTestService, type TestService } from '../helpers/service';
+
+let t: TestService;
+let key: string;
+
+beforeAll(async () => {
+  t = await startTestService({
+    env: { CORS_ORIGINS: 'http://app.example', COMPRESSION: 'on' },
+    httpMiddleware: [(_req, res, next) => (res.setHeader('x-operator', 'yes'), next())],
+  });
+  key = (await t.account()).key;
+  const c = await rest(t, key, { method: 'POST', path: '/v1/entities', body: { entity: 'store:h', frequency: 'P1D', axes: [{ name: 'demand' }] } });
+  assert.equal(c.code, 'ok', c.message);
+});
+afterAll(() => t.close());
+
+/** Send raw bytes and read the answer until the server closes or `until` matches. */
+function raw(port: number, bytes: string, until: RegExp = /\r\n\r\n[\s\S]*\}/): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    let text = '';
+    socket.on('data', (d) => {
+      text += d.toString('latin1');
+      if (until.test(text)) {
+        socket.destroy();
+        resolve(text);
+      }
+    });
+    socket.on('end', () => resolve(text));
+    socket.on('error', (err) => (text ? resolve(text) : reject(err)));
+    socket.write(bytes);
+  });
+}
+
+function bodyOf(response: string): any {
+  return JSON.parse(response.slice(response.indexOf('\r\n\r\n') + 4));
+}
+
+describe('issue 11 defect 2: a request without a valid key gets 401 before its body is read', () => {
+  test('a 60 MiB bulk ingest without a key is refused after its headers, the body never read', async () => {
+    const port = t.service.httpPort;
+    const head = `POST /v1/observations:bulkIngest HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-ndjson\r\nContent-Length: ${60 * 1024 * 1024}\r\n\r\n`;
+    const answer = await raw(port, `${head}{"entity":"store:h"}\n`);
+    assert.match(answer, /^HTTP\/1\.1 401 /);
+    assert.match(answer, /\r\nconnection: close\r\n/i);
+    assert.equal(bodyOf(answer).code, 'unauthenticated');
+  });
+
+  test('unary bodies too: without a key 401 comes first, whatever the body; with a key the body is judged', async () => {
+    const port = t.service.httpPort;
+    const answer = await raw(port, `POST /v1/entities HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n{"entity"`);
+    assert.match(answer, /^HTTP\/1\.1 401 /);
+    for (const [headers, body] of [
+      [{ 'content-type': 'text/plain' }, 'x'],
+      [{ 'content-type': 'application/json' }, '{"entity": '],
+      [{ 'content-type': 'application/json' }, 'x'.repeat(2 * 1024 * 1024)],
+    ] as const) {
+      const res = await fetch(`${t.baseUrl}/v1/entities`, { method: 'POST', headers, body });
+      assert.equal(res.status, 401, `${headers['content-type']} ${body.slice(0, 10)}`);
+      assert.equal(((await res.json()) as { code: string }).code, 'unauthenticated');
+    }
+    const authorised = { authorization: `Bearer ${key}` };
+    const wrongType = await fetch(`${t.baseUrl}/v1/entities`, { method: 'POST', headers: { ...authorised, 'content-type': 'text/plain' }, body: 'x' });
+    assert.equal(wrongType.status, 415);
+    const tooBig = await fetch(`${t.baseUrl}/v1/entities`, { method: 'POST', headers: { ...authorised, 'content-type': 'application/json' }, body: 'x'.repeat(2 * 1024 * 1024) });
+    assert.equal(tooBig.status, 413);
+  });
+});
+
+describe('issue 11 defect 8: a missing static asset is 404 with the error body', () => {
+  test.each(['/assets/nope.css', '/assets/', '/assets/%00', '/assets/..%2fpackage.json'])('%s', async (path) => {
+    const res = await fetch(t.baseUrl + path);
+    assert.equal(res.status, 404);
+    const body = (await res.json()) as { code: string; request_id: string };
+    assert.equal(body.code, 'not_found');
+    assert.equal(body.request_id, res.headers.get('request-id'));
+  });
+
+  test('an existing asset is served', async () => {
+    const res = await fetch(`${t.baseUrl}/assets/styles.css`);
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type') ?? '', /text\/css/);
+  });
+});
+
+describe('issue 11 item 12 (REST)', () => {
+  test('query integers must be decimal: page_size=0x10 is 400, not 16', async () => {
+    for (const q of ['0x10', '1e1', '16.0', ' 16']) {
+      const o = await rest(t, key, { method: 'GET', path: `/v1/entities?page_size=${encodeURIComponent(q)}` });
+      assert.equal(o.status, 400, q);
+      assert.match(o.message, /^page_size: /, q);
+    }
+    assert.equal((await rest(t, key, { method: 'GET', path: '/v1/entities?page_size=16' })).status, 200);
+  });
+
+  test('"value": null is 400 naming the row, and nothing is stored', async () => {
+    const o = await rest(t, key, { method: 'POST', path: '/v1/entities/store:h/observations', body: { observations: [{ axis: 'demand', time: '2026-01-01T00:00:00Z', value: 1 }, { axis: 'demand', time: '2026-01-02T00:00:00Z', value: null }] } });
+    assert.equal(o.status, 400);
+    assert.match(o.message, /^observations\[1\]\.value: null is not a value/);
+    const list = await rest(t, key, { method: 'GET', path: '/v1/entities/store:h/observations' });
+    assert.deepEqual(list.data.observations, []);
+    const text = await rest(t, key, { method: 'POST', path: '/v1/entities/store:h/observations', body: { observations: [{ axis: 'demand', time: '2026-01-01T00:00:00Z', value: '0x1' }] } });
+    assert.match(text.message, /^observations\[0\]\.value: expected a decimal number/);
+    const message = await rest(t, key, { method: 'POST', path: '/v1/oracle/query', body: { entity: 'store:h', horizon: null } });
+    assert.match(message.message, /^horizon: null is not a value/);
+  });
+
+  test('HEAD on a GET route answers as GET without a body', async () => {
+    const get = await fetch(`${t.baseUrl}/v1/entities/store:h`, { headers: { authorization: `Bearer ${key}` } });
+    const head = await fetch(`${t.baseUrl}/v1/entities/store:h`, { method: 'HEAD', headers: { authorization: `Bearer ${key}` } });
+    assert.equal(head.status, 200);
+    assert.equal(await head.text(), '');
+    assert.equal(head.headers.get('content-length'), get.headers.get('content-length'));
+    assert.match(head.headers.get('request-id') ?? '', /^req_/);
+    const version = await fetch(`${t.baseUrl}/v1/version`, { method: 'HEAD' });
+    assert.equal(version.status, 200);
+    const put = await fetch(`${t.baseUrl}/v1/version`, { method: 'PUT' });
+    assert.equal(put.status, 405);
+    assert.equal(put.headers.get('allow'), 'GET, HEAD');
+  });
+
+  test('broken HTTP framing and an over-long path get the error body', async () => {
+    const port = t.service.httpPort;
+    const garbage = await raw(port, 'GARBAGE / HTTP/1.1\r\nHost: x\r\n\r\n');
+    assert.match(garbage, /^HTTP\/1\.1 400 /);
+    assert.equal(bodyOf(garbage).code, 'invalid_argument');
+    assert.match(bodyOf(garbage).request_id, /^req_/);
+    const badLength = await raw(port, 'POST /v1/entities HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n');
+    assert.equal(bodyOf(badLength).code, 'invalid_argument');
+    const long = await raw(port, `GET /v1/entities/${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`);
+    assert.match(long, /^HTTP\/1\.1 400 /);
+    assert.match(bodyOf(long).message, /exceed the 16 KiB limit/);
+  });
+
+  test('/openapi.json and the site carry Request-Id and API-Version', async () => {
+    for (const path of ['/openapi.json', '/', '/assets/styles.css']) {
+      const res = await fetch(t.baseUrl + path);
+      assert.match(res.headers.get('request-id') ?? '', /^req_/, path);
+      assert.equal(res.headers.get('api-version'), '1.0.0', path);
+    }
+  });
+});
+
+describe('Express middleware in front of the API', () => {
+  test('CORS: a listed origin gets its preflight answered and may read the answer headers; others get nothing', async () => {
+    const preflight = await fetch(`${t.baseUrl}/v1/entities`, {
+      method: 'OPTIONS',
+      headers: { origin: 'http://app.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,content-type,idempotency-key' },
+    });
+    assert.equal(preflight.status, 204);
+    assert.equal(preflight.headers.get('access-control-allow-origin'), 'http://app.example');
+    assert.match(preflight.headers.get('access-control-allow-methods') ?? '', /POST/);
+    assert.match(preflight.headers.get('access-control-allow-headers') ?? '', /authorization/);
+    assert.equal(preflight.headers.get('access-control-allow-credentials'), null);
+    const get = await fetch(`${t.baseUrl}/v1/version`, { headers: { origin: 'http://app.example' } });
+    assert.equal(get.headers.get('access-control-allow-origin'), 'http://app.example');
+    assert.match(get.headers.get('access-control-expose-headers') ?? '', /request-id/);
+    const other = await fetch(`${t.baseUrl}/v1/version`, { headers: { origin: 'http://evil.example' } });
+    assert.equal(other.headers.get('access-control-allow-origin'), null);
+  });
+
+  test('security headers, operator middleware and compression', async () => {
+    const res = await fetch(`${t.baseUrl}/v1/version`);
+    assert.equal(res.headers.get('x-content-type-options'), 'nosniff');
+    assert.match(res.headers.get('content-security-policy') ?? '', /default-src 'none'/);
+    assert.equal(res.headers.get('x-operator'), 'yes');
+    const home = await fetch(`${t.baseUrl}/`);
+    assert.equal(home.headers.get('x-frame-options'), 'SAMEORIGIN', 'the site gets helmet’s full set');
+    assert.match(home.headers.get('content-security-policy') ?? '', /script-src 'self'/, 'and the page its own policy');
+    const doc = await fetch(`${t.baseUrl}/openapi.json`, { headers: { 'accept-encoding': 'gzip' } });
+    assert.equal(doc.headers.get('content-encoding'), 'gzip');
+    assert.equal(((await doc.json()) as { openapi: string }).openapi, '3.1.0', 'fetch inflates it');
+  });
+
+  test('CORS_ORIGINS=* allows any origin, never with credentials; no compression by default; bad settings are refused', async () => {
+    const any = await startTestService({ env: { CORS_ORIGINS: '*' } });
+    try {
+      const res = await fetch(`${any.baseUrl}/openapi.json`, { headers: { origin: 'http://whoever.example', 'accept-encoding': 'gzip' } });
+      assert.equal(res.headers.get('access-control-allow-origin'), '*');
+      assert.equal(res.headers.get('access-control-allow-credentials'), null);
+      assert.equal(res.headers.get('content-encoding'), null);
+    } finally {
+      await any.close();
+    }
+    const none = await fetch(`${t.baseUrl}/v1/version`, { headers: { origin: 'http://app.example' } });
+    assert.ok(none.headers.get('access-control-allow-origin'));
+    assert.throws(() => loadConfig({ CORS_ORIGINS: 'http://app.example/path' }), /CORS_ORIGINS/);
+    assert.throws(() => loadConfig({ CORS_ORIGINS: 'app.example' }), /CORS_ORIGINS/);
+    assert.throws(() => loadConfig({ COMPRESSION: 'maybe' }), /COMPRESSION/);
+    assert.deepEqual(loadConfig({}).corsOrigins, []);
+  });
+});

@@ -1,0 +1,126 @@
+/** Drift scoring (engine/drift): the CUSUM rule, held-out misses, warm-up, gaps, determinism. */
+import { describe, test } from '@jest/globals';
+import assert from 'node:assert/strict';
+import { CUSUM_H, INITIAL_DETECTOR, RESOLVE_RUN, stepDetector, type DetectorState } from '../../../src/engine/drift/detector';
+import { MIN_DRIFT_OBSERVATIONS } from '../../../src/engine/drift/one-step';
+import { scoreDrift, startDrift, type DriftState, type DriftTransition } from '../../../src/engine/drift/score';
+import { Rng } from '../../../src/engine/rng';
+
+const info = { period: 24, periods: [24] };
+
+/** Hourly-like data: a slowly wandering level, a daily cycle, noise (seeded). */
+function series(n: number, seed = 7): number[] {
+  const rng = new Rng(seed);
+  let level = 100;
+  return Array.from({ length: n }, (_, t) => {
+    level += 0.3 * rng.normal();
+    return level + 15 * Math.sin((2 * Math.PI * t) / 24) + 2 * rng.normal();
+  });
+}
+
+/** Feed `values[from..]` one observation at a time, the state through JSON as the service stores it. */
+function feed(values: number[], from: number, level = 0.95): { state: DriftState; transitions: DriftTransition[]; scored: number } {
+  let state = startDrift({ values: values.slice(0, from), firstIndex: 0 }, info, from - 1);
+  const transitions: DriftTransition[] = [];
+  let scored = 0;
+  for (let t = from; t < values.length; t++) {
+    const r = scoreDrift(JSON.parse(JSON.stringify(state)), { values: values.slice(0, t + 1), firstIndex: 0 }, info, level);
+    state = r.state;
+    scored += r.scored;
+    transitions.push(...r.transitions);
+  }
+  return { state, transitions, scored };
+}
+
+describe('detector', () => {
+  const run = (zs: number[], misses?: boolean[]) => {
+    let s: DetectorState = INITIAL_DETECTOR;
+    return zs.map((z, i) => {
+      const step = stepDetector(s, z, misses?.[i] ?? Math.abs(z) > 1.96);
+      s = step.state;
+      return step.transition;
+    });
+  };
+
+  test('one observation never alarms; two at the clip do; the lower side too', () => {
+    assert.deepEqual(run([1e9]), [undefined]);
+    assert.deepEqual(run([7, 7]), [undefined, 'detected']);
+    assert.deepEqual(run([-7, -7]), [undefined, 'detected']);
+    assert.deepEqual(run([7, -7, 7]), [undefined, undefined, undefined]);
+    assert.deepEqual(run([5, 5, 5, 5]), [undefined, undefined, undefined, 'detected']); // 3+3+3 = 9, not > 9; the fourth
+    assert.ok(CUSUM_H === 9);
+  });
+
+  test(`resolved after ${RESOLVE_RUN} observations in a row inside the interval; a miss restarts the run`, () => {
+    const inside = Array(RESOLVE_RUN).fill(0);
+    const out = run([7, 7, ...inside.slice(1), 2.5, ...inside]);
+    assert.equal(out[1], 'detected');
+    assert.equal(out.filter((x) => x === 'resolved').length, 1);
+    assert.equal(out.lastIndexOf('resolved'), out.length - 1);
+  });
+});
+
+describe('scoring', () => {
+  test('a stable series raises no alarm; a level shift of 3 standard deviations is detected within 3 observations', () => {
+    const y = series(24 * 40);
+    const calm = feed(y, 24 * 30);
+    assert.equal(calm.scored, 240);
+    assert.deepEqual(calm.transitions, []);
+    const sd = Math.sqrt(y.reduce((a, v) => a + (v - 100) ** 2, 0) / y.length);
+    const shifted = y.map((v, t) => (t >= 24 * 30 + 5 ? v + 3 * sd : v));
+    const r = feed(shifted, 24 * 30);
+    const detected = r.transitions.find((x) => x.type === 'drift.detected')!;
+    assert.ok(detected, 'detected');
+    assert.ok(detected.observation.index - (24 * 30 + 5) < 3, `delay ${detected.observation.index - (24 * 30 + 5) + 1}`);
+    assert.ok(detected.observation.miss && detected.observation.pit > 0.99);
+    assert.ok(detected.observation.actual > detected.observation.upper && detected.observation.expected < detected.observation.upper);
+    const resolved = r.transitions.find((x) => x.type === 'drift.resolved');
+    assert.ok(resolved && resolved.detectedIndex === detected.observation.index, 'resolved once the model took the new level in');
+  });
+
+  test('one wild observation is held out once and raises no alarm; the next forecasts ignore it', () => {
+    const y = series(24 * 35);
+    const at = 24 * 30 + 3;
+    const spiked = y.map((v, t) => (t === at ? v * 3 : v));
+    const r = feed(spiked, 24 * 30);
+    assert.deepEqual(r.transitions, []);
+    let state = startDrift({ values: spiked.slice(0, at), firstIndex: 0 }, info, at - 1);
+    state = scoreDrift(state, { values: spiked.slice(0, at + 1), firstIndex: 0 }, info, 0.95).state;
+    assert.equal(state.heldLast, true);
+    assert.deepEqual(state.held.map(([i]) => i), [at]);
+  });
+
+  test('one call over many observations equals one call per observation (state through JSON)', () => {
+    const y = series(24 * 36).map((v, t) => (t > 24 * 31 ? v + 40 : v));
+    const stepwise = feed(y, 24 * 30);
+    const start = startDrift({ values: y.slice(0, 24 * 30), firstIndex: 0 }, info, 24 * 30 - 1);
+    const batch = scoreDrift(start, { values: y, firstIndex: 0 }, info, 0.95);
+    assert.deepEqual(JSON.parse(JSON.stringify(batch.state)), JSON.parse(JSON.stringify(stepwise.state)));
+    assert.deepEqual(batch.transitions.map((t) => [t.type, t.observation.index]), stepwise.transitions.map((t) => [t.type, t.observation.index]));
+  });
+
+  test('leading gaps of a window are not data: the model is the same as without them', () => {
+    const y = series(24 * 30);
+    const padded = [...new Array<number>(1500).fill(NaN), ...y];
+    const a = startDrift({ values: y, firstIndex: 1000 }, info, 1000 + y.length - 1);
+    const b = startDrift({ values: padded, firstIndex: -500 }, info, 1000 + y.length - 1);
+    assert.deepEqual(b.model, a.model);
+  });
+
+  test(`warm-up: nothing is scored before ${MIN_DRIFT_OBSERVATIONS} observations; gaps are forecast over, not scored`, () => {
+    const y = series(100);
+    const early = startDrift({ values: y.slice(0, 10), firstIndex: 500 }, info, 509);
+    assert.equal(early.model, null);
+    const warm = scoreDrift(early, { values: y.slice(0, 20), firstIndex: 500 }, info, 0.95);
+    assert.equal(warm.scored, 0);
+    assert.equal(warm.state.model, null);
+    assert.equal(warm.state.lastIndex, 519);
+    const fitted = scoreDrift(warm.state, { values: y.slice(0, 40), firstIndex: 500 }, info, 0.95);
+    assert.equal(fitted.scored, 0);
+    assert.ok(fitted.state.model);
+    const gappy = y.slice(0, 50).map((v, i) => (i === 45 || i === 46 ? NaN : v));
+    const scored = scoreDrift(fitted.state, { values: gappy, firstIndex: 500 }, info, 0.95);
+    assert.equal(scored.scored, 8);
+    assert.equal(scored.state.lastIndex, 549);
+  });
+});

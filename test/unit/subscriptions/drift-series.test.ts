@@ -1,0 +1,48 @@
+/** The drift worker's window cache agrees with a fresh read after ingests, corrections and gaps in what the outbox named. */
+import { test } from '@jest/globals';
+import assert from 'node:assert/strict';
+import { AccountStore } from '../../../src/accounts/account-store';
+import { ManualClock } from '../../../src/clock';
+import type { EntityRecord } from '../../../src/entities/entity-store';
+import { indexOf } from '../../../src/entities/frequency';
+import { ObservationStore } from '../../../src/entities/observation-store';
+import { openDatabase } from '../../../src/store/database';
+import { DriftSeriesCache } from '../../../src/subscriptions/drift-series';
+
+const HOUR = 3600_000;
+const T0 = Date.UTC(2026, 0, 1);
+
+test('refresh brings a cached window to what a fresh read sees', async () => {
+  const database = await openDatabase('sqlite::memory:');
+  try {
+    const { account } = await new AccountStore(database, new ManualClock()).createAccount('enterprise', null);
+    const observations = new ObservationStore(database);
+    const entity: EntityRecord = {
+      entity: 'server:a', type: 'server', displayName: '', frequency: 'PT1H', seasonLength: 24,
+      axes: [{ name: 'cpu', unit: '', kind: 'continuous' }, { name: 'mem', unit: '', kind: 'continuous' }],
+      parents: [], createTime: 0, updateTime: 0,
+    };
+    await database.db.insertInto('entities').values({ account_id: account.id, entity: 'server:a', type: 'server', display_name: '', frequency: 'PT1H', season_length: 24, create_time: 0, update_time: 0 }).execute();
+    const ingest = (axis: string, from: number, values: number[]) =>
+      observations.ingest(account.id, [{ entity: 'server:a', rows: values.map((value, k) => ({ axis, time: T0 + (from + k) * HOUR, value })) }], 0);
+    await ingest('cpu', 0, Array.from({ length: 100 }, (_, i) => i));
+    const cache = new DriftSeriesCache(database, observations, 1000);
+    const from = indexOf('PT1H', T0)! + 50;
+    const before = await cache.window(account.id, entity, 'cpu', from);
+    assert.equal(before.firstIndex, from);
+    assert.deepEqual([...before.values], Array.from({ length: 50 }, (_, i) => 50 + i));
+    const r1 = await ingest('cpu', 100, [1000]); // named by the outbox
+    await ingest('cpu', 60, [-60]); // a correction inside the window, not named
+    await ingest('mem', 0, [5, 6]); // another axis
+    await ingest('cpu', 103, [1003]); // after a gap
+    await cache.refresh(account.id, entity, [r1.revision]);
+    const cached = await cache.window(account.id, entity, 'cpu', from);
+    const fresh = await new DriftSeriesCache(database, observations, 1000).window(account.id, entity, 'cpu', from);
+    assert.deepEqual(cached, fresh);
+    assert.equal(cached.values[10], -60);
+    assert.ok(Number.isNaN(cached.values[51]) && Number.isNaN(cached.values[52]));
+    assert.equal(cached.values[53], 1003);
+  } finally {
+    await database.close();
+  }
+});

@@ -1,0 +1,53 @@
+/** The retry schedule, Retry-After parsing, and the signature scheme against an independent verifier. */
+import { test } from '@jest/globals';
+import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
+import { MAX_ATTEMPTS, retryAfterMs, retryDelay } from '../../../src/subscriptions/retry-schedule';
+import { newWebhookSecret, signatureHeaders, verifyWebhook } from '../../../src/subscriptions/webhook-signature';
+
+test('the production schedule: 5 s, 5 min, 30 min, 2 h, 5 h, each within ±20%; none after the fifth retry', () => {
+  const nominal = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000];
+  for (let n = 1; n <= 5; n++) {
+    assert.equal(retryDelay(n, 5000, () => 0.5), nominal[n - 1]);
+    assert.equal(retryDelay(n, 5000, () => 0), nominal[n - 1] * 0.8);
+    const top = retryDelay(n, 5000, () => 0.999999)!;
+    assert.ok(top <= nominal[n - 1] * 1.2 && top >= nominal[n - 1] * 1.1999, String(top));
+  }
+  assert.equal(MAX_ATTEMPTS, 6);
+  assert.equal(retryDelay(6, 5000), undefined);
+  assert.equal(retryDelay(0, 5000), undefined);
+  assert.equal(retryDelay(2, 10, () => 0.5), 600);
+});
+
+test('Retry-After: seconds or an HTTP date, capped at a day, garbage ignored', () => {
+  const now = Date.UTC(2026, 0, 1);
+  assert.equal(retryAfterMs('7', now), 7000);
+  assert.equal(retryAfterMs('999999', now), 86_400_000);
+  assert.equal(retryAfterMs(new Date(now + 90_000).toUTCString(), now), 90_000);
+  assert.equal(retryAfterMs(new Date(now - 90_000).toUTCString(), now), 0);
+  assert.equal(retryAfterMs('soon', now), undefined);
+  assert.equal(retryAfterMs(undefined, now), undefined);
+});
+
+test('signatures verify with the standardwebhooks package and a plain HMAC; both secrets sign during a rotation', () => {
+  const [a, b] = [newWebhookSecret(), newWebhookSecret()];
+  assert.match(a, /^whsec_[A-Za-z0-9+/]{43}=$/);
+  const body = JSON.stringify({ id: 'evt_1', type: 'subscription.test', created_at: '2026-01-01T00:00:00Z', data: {} });
+  const now = Math.floor(Date.now() / 1000);
+  const h = signatureHeaders('evt_1', now, body, [a, b]);
+  for (const s of [a, b]) {
+    assert.deepEqual(new Webhook(s).verify(body, h), JSON.parse(body));
+    const key = Buffer.from(s.slice(6), 'base64');
+    const hex = createHmac('sha256', key).update(`${now}.${body}`).digest('hex');
+    assert.ok(h['x-service-signature'].split(',').includes(`v1=${hex}`));
+    assert.deepEqual(verifyWebhook(body, h, s, now), { ok: true, id: 'evt_1', timestamp: now });
+  }
+  const stranger = newWebhookSecret();
+  assert.throws(() => new Webhook(stranger).verify(body, h));
+  assert.equal(verifyWebhook(body, h, stranger, now).ok, false);
+  assert.equal(verifyWebhook(body + ' ', h, a, now).ok, false);
+  assert.deepEqual(verifyWebhook(body, h, a, now + 301), { ok: false, reason: `timestamp ${now} is more than 300 s from now` });
+  assert.equal(verifyWebhook(body, { ...h, 'x-service-signature': `t=${now}` }, a, now).ok, false);
+  assert.equal(verifyWebhook(body, { ...h, 'webhook-id': 'evt_2' }, a, now).ok, false);
+});
