@@ -177,7 +177,7 @@ export class DepthQueries {
     });
     const members = new Set(kept.map((k) => k.node.entity));
     const nodes = kept.map((k) => ({ ...k.node, bottom: isBottom(hierarchy, k.node.entity, members) }));
-    const reconciled = await this.deps.reconcile.run({
+    const reconciled = await this.deps.reconcile.call({
       kind: a.kind,
       method: q.method,
       horizon: q.horizon,

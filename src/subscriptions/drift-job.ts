@@ -1,4 +1,4 @@
-/** The messages between the drift worker and its scoring thread (structured-clone safe). */
+/** What the drift worker sends its scoring thread, and what comes back (structured-clone safe). */
 import type { DriftState, DriftTransition } from '../engine/drift/score';
 import type { SeriesInfo } from '../engine/types';
 
@@ -32,7 +32,3 @@ export interface DriftJobResult {
   readonly transitions: readonly DriftTransition[];
 }
 
-/** A job posted to the scoring thread. */
-export type DriftRequest = { readonly id: number; readonly job: DriftJob };
-/** The thread's answer: results, or the error that stopped the job. */
-export type DriftReply = { readonly id: number; readonly results?: readonly DriftJobResult[]; readonly error?: string };

@@ -3,9 +3,9 @@
  * loop, so scoring never competes with requests for it. Pure computation: the state comes in with
  * the job and goes back with the result.
  */
-import { parentPort } from 'node:worker_threads';
 import { scoreDrift, startDrift } from '../engine/drift/score';
-import type { DriftJob, DriftJobResult, DriftReply, DriftRequest } from './drift-job';
+import { serveThreadRpc } from '../thread-rpc';
+import type { DriftJob, DriftJobResult } from './drift-job';
 
 /** Score every item of a job. */
 export function runDriftJob(job: DriftJob): DriftJobResult[] {
@@ -17,14 +17,4 @@ export function runDriftJob(job: DriftJob): DriftJobResult[] {
   });
 }
 
-if (parentPort) {
-  parentPort.on('message', (request: DriftRequest) => {
-    let reply: DriftReply;
-    try {
-      reply = { id: request.id, results: runDriftJob(request.job) };
-    } catch (err) {
-      reply = { id: request.id, error: err instanceof Error ? `${err.name}: ${err.message}` : String(err) };
-    }
-    parentPort!.postMessage(reply);
-  });
-}
+serveThreadRpc(runDriftJob);
