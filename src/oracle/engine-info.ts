@@ -6,9 +6,10 @@ import type { SeriesInfo } from '../engine/types';
  * Engine identity recorded with every query (manifest `engine`). The version changes whenever the
  * engine's output for the same data and spec changes, so a replay can tell it ran on another
  * engine. 1.1.0: calibration priors, the plausibility band, the daily route (issue 16). 1.2.0:
- * intermittent and low-count data forecast by a pool of TSB speeds (`registry.ts`).
+ * intermittent and low-count data forecast by a pool of TSB speeds (`registry.ts`). 1.3.0: the
+ * calibration priors scale each side of the interval by its own curve (`calibration/prior.ts`).
  */
-export const ENGINE_INFO = { name: 'forecast-engine', version: '1.2.0', runtime: `node ${process.versions.node}` } as const;
+export const ENGINE_INFO = { name: 'forecast-engine', version: '1.3.0', runtime: `node ${process.versions.node}` } as const;
 
 /**
  * Seasonal periods for an entity: its season length first, plus the longer cycle its frequency

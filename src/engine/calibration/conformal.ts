@@ -14,9 +14,10 @@
  * - `conformal`: per horizon step, the empirical distribution of the errors added to the mean
  *   (classic split conformal), when every step has at least `perStepMin` errors.
  * - `conformal-prior`: when the model has a calibration prior (`prior.ts`: pooled per-step
- *   factors of similar benchmark series), step k's spread is multiplied by the prior's factor
- *   f_k times the series' own adjustment c^w, where c is the conformal quantile of the backtest
- *   errors standardised by f_k × the interval's reach on their side (`standardisedError`; why
+ *   factors of similar benchmark series, one curve per side of the interval), step k's reach
+ *   below the mean is multiplied by the prior's lower factor f_k and its reach above by the upper
+ *   one, both times the series' own adjustment c^w, where c is the conformal quantile of the backtest
+ *   errors standardised by that side's f_k × the interval's reach on their side (`standardisedError`; why
  *   the reach, not a symmetric spread: the AR in logs has right-skewed steps, whose 97.5% end
  *   lies well beyond 1.96 spreads, so spread units overstated the factor there) and
  *   w = o / (o + k0) for o origins; with no backtest
@@ -25,7 +26,7 @@
  */
 import type { BacktestResult } from '../backtest';
 import { normalQuantile } from '../math/normal';
-import { priorFactors, type CalibrationPrior } from './prior';
+import { priorFactors, type CalibrationPrior, type PriorCurve } from './prior';
 import type { PredictiveDistribution, StepDistribution } from '../types';
 import { EmpiricalStep } from '../distributions/empirical-step';
 
@@ -52,7 +53,7 @@ export interface CalibrationOptions {
   /** Bounds on the scale factor; default [0.5, 4] (why: a handful of origins must not explode or collapse intervals). */
   readonly factorBounds?: readonly [number, number];
   /** The model's calibration prior (`prior.ts`): selects `conformal-prior`. */
-  readonly prior?: Pick<CalibrationPrior, 'a' | 'b' | 'c' | 'k0'>;
+  readonly prior?: Pick<CalibrationPrior, 'lower' | 'upper' | 'k0'>;
 }
 
 /**
@@ -69,8 +70,11 @@ export interface CalibrationPlan {
   readonly refined?: boolean;
   /** Spread factor for `conformal-scaled`; for `conformal-prior` the series' own adjustment c^w (1 otherwise). */
   readonly factor: number;
-  /** `conformal-prior`: the prior's curve (factor at step k = exp(a + b·ln k + c·ln²k) × `factor`, within `PRIOR_FACTOR_BOUNDS`). */
-  readonly prior?: { readonly a: number; readonly b: number; readonly c: number };
+  /**
+   * `conformal-prior`: the prior's curves per side (factor of the reach below / above the mean at
+   * step k = exp(a + b·ln k + c·ln²k) × `factor`, within `PRIOR_FACTOR_BOUNDS`).
+   */
+  readonly prior?: { readonly lower: PriorCurve; readonly upper: PriorCurve };
   /** Backtest coverage of the parametric intervals, and the number of errors it rests on. */
   readonly coverageBefore: number;
   readonly errors: number;
@@ -164,9 +168,10 @@ export function planCalibration(bt: BacktestResult | null, options: CalibrationO
 }
 
 /** `conformal-prior` (see the file comment). */
-function planWithPrior(bt: BacktestResult | null, prior: Pick<CalibrationPrior, 'a' | 'b' | 'c' | 'k0'>, level: number): CalibrationPlan {
+function planWithPrior(bt: BacktestResult | null, prior: Pick<CalibrationPrior, 'lower' | 'upper' | 'k0'>, level: number): CalibrationPlan {
   const h = bt ? bt.origins.reduce((m, o) => Math.max(m, o.errors.length), 0) : 0;
-  const f = priorFactors(prior, h);
+  const lower = priorFactors(prior.lower, h);
+  const upper = priorFactors(prior.upper, h);
   const z: number[] = [];
   let inside = 0;
   for (const o of bt?.origins ?? []) {
@@ -175,12 +180,12 @@ function planWithPrior(bt: BacktestResult | null, prior: Pick<CalibrationPrior, 
       const e = o.errors[i];
       if (Number.isNaN(e)) continue;
       n++;
-      z.push(standardisedError(e, o.reaches[i] * f[i]));
+      z.push(standardisedError(e, o.reaches[i] * (e >= 0 ? upper[i] : lower[i])));
     }
     inside += o.coverage * n;
   }
   const origins = bt?.origins.length ?? 0;
-  const base = { method: 'conformal-prior' as const, prior: { a: prior.a, b: prior.b, c: prior.c }, errors: z.length, coverageBefore: z.length > 0 ? inside / z.length : NaN };
+  const base = { method: 'conformal-prior' as const, prior: { lower: prior.lower, upper: prior.upper }, errors: z.length, coverageBefore: z.length > 0 ? inside / z.length : NaN };
   if (z.length === 0) return { ...base, factor: 1, reason: 'prior of similar series (no backtest errors)' };
   const q = conformalQuantile(z, level);
   const [lo, hi] = PRIOR_FACTOR_BOUNDS;
@@ -199,29 +204,50 @@ export function standardisedError(e: number, reach: number): number {
   return e === 0 ? 0 : Infinity;
 }
 
-/** Per-step spread factors of a plan for `h` steps (all 1 for `none` and `conformal`). */
-export function planFactors(plan: CalibrationPlan, h: number): Float64Array {
-  if (plan.method === 'conformal-scaled') return new Float64Array(h).fill(plan.factor);
-  if (plan.method !== 'conformal-prior' || !plan.prior) return new Float64Array(h).fill(1);
-  const [lo, hi] = PRIOR_FACTOR_BOUNDS;
-  return priorFactors(plan.prior, h).map((f) => Math.min(hi, Math.max(lo, f * plan.factor)));
+/** Per-step factors of the reach below and above the mean. */
+export interface SideFactors {
+  readonly lower: Float64Array;
+  readonly upper: Float64Array;
 }
 
-/** A step whose spread around its mean is multiplied by `factor`. */
+/** A plan's per-step factors for `h` steps (the same on both sides but for `conformal-prior`; all 1 for `none` and `conformal`). */
+export function planFactors(plan: CalibrationPlan, h: number): SideFactors {
+  if (plan.method === 'conformal-scaled') return both(new Float64Array(h).fill(plan.factor));
+  if (plan.method !== 'conformal-prior' || !plan.prior) return both(new Float64Array(h).fill(1));
+  const [lo, hi] = PRIOR_FACTOR_BOUNDS;
+  const side = (c: PriorCurve) => priorFactors(c, h).map((f) => Math.min(hi, Math.max(lo, f * plan.factor)));
+  return { lower: side(plan.prior.lower), upper: side(plan.prior.upper) };
+}
+
+function both(f: Float64Array): SideFactors {
+  return { lower: f, upper: f };
+}
+
+/**
+ * A step whose distance from its mean is multiplied by `lower` below the mean and `upper` above
+ * it (monotone and continuous at the mean, so still a distribution with the same mean point).
+ */
 export class ScaledStep implements StepDistribution {
   readonly mean: number;
   constructor(
     private readonly base: StepDistribution,
-    private readonly factor: number,
+    private readonly lower: number,
+    private readonly upper: number = lower,
   ) {
     this.mean = base.mean;
   }
   quantile(p: number): number {
-    return this.mean + this.factor * (this.base.quantile(p) - this.mean);
+    return scaleAround(this.base.quantile(p), this.mean, this.lower, this.upper);
   }
   cdf(x: number): number {
-    return this.base.cdf(this.mean + (x - this.mean) / this.factor);
+    return this.base.cdf(this.mean + (x - this.mean) / (x < this.mean ? this.lower : this.upper));
   }
+}
+
+/** `x` moved away from `mean` by `lower` below it and `upper` above it. */
+function scaleAround(x: number, mean: number, lower: number, upper: number): number {
+  const d = x - mean;
+  return mean + (d < 0 ? lower : upper) * d;
 }
 
 /** Apply a plan; `method: 'none'` returns the distribution unchanged. */
@@ -233,7 +259,7 @@ export function applyCalibration(pd: PredictiveDistribution, plan: CalibrationPl
   const steps: StepDistribution[] = new Array(h);
   for (let i = 0; i < h; i++) {
     const base = pd.steps[i];
-    if (scaled) steps[i] = new ScaledStep(base, factors[i]);
+    if (scaled) steps[i] = new ScaledStep(base, factors.lower[i], factors.upper[i]);
     else {
       // steps beyond the backtest horizon reuse the last step's errors
       const e = plan.stepErrors![Math.min(i, plan.stepErrors!.length - 1)];
@@ -250,7 +276,7 @@ export function applyCalibration(pd: PredictiveDistribution, plan: CalibrationPl
       const paths = pd.samplePaths(n, seed);
       for (const path of paths) {
         for (let i = 0; i < h; i++) {
-          if (scaled) path[i] = pd.steps[i].mean + factors[i] * (path[i] - pd.steps[i].mean);
+          if (scaled) path[i] = scaleAround(path[i], pd.steps[i].mean, factors.lower[i], factors.upper[i]);
           else {
             const u = Math.min(1 - 1e-9, Math.max(1e-9, pd.steps[i].cdf(path[i])));
             path[i] = steps[i].quantile(u);

@@ -70,8 +70,8 @@ test('too-wide intervals within the coverage tolerance are narrowed, shrunk by o
 
 test('calibration priors: the length class first, then the pooled class of the period; none for other models', () => {
   const priors = [
-    { model: 'm', period: 1, length: 's' as const, a: 0.1, b: 0.3, c: 0, k0: 10, fittedOn: 'x' },
-    { model: 'm', period: 1, length: '*' as const, a: 0, b: 0, c: 0, k0: 3, fittedOn: 'y' },
+    { model: 'm', period: 1, length: 's' as const, lower: { a: 0.1, b: 0.3, c: 0 }, upper: { a: 0.1, b: 0.3, c: 0 }, k0: 10, fittedOn: 'x' },
+    { model: 'm', period: 1, length: '*' as const, lower: { a: 0, b: 0, c: 0 }, upper: { a: 0, b: 0, c: 0 }, k0: 3, fittedOn: 'y' },
   ];
   assert.equal(calibrationPrior('m', { period: 1 }, 20, priors)?.fittedOn, 'x');
   assert.equal(calibrationPrior('m', { period: 1 }, 80, priors)?.fittedOn, 'y');
@@ -81,14 +81,16 @@ test('calibration priors: the length class first, then the pooled class of the p
   const f = priorFactors({ a: 0.1, b: 0.3, c: -0.05 }, 3);
   for (let k = 0; k < 3; k++) assert.ok(Math.abs(f[k] - Math.exp(0.1 + 0.3 * Math.log(k + 1) - 0.05 * Math.log(k + 1) ** 2)) < 1e-15);
   // every shipped prior is usable: finite curve, positive shrinkage, a record of what it was fitted on
-  for (const p of CALIBRATION_PRIORS) assert.ok(Number.isFinite(p.a) && Number.isFinite(p.b) && p.k0 > 0 && p.fittedOn.includes('cross-fitted'), JSON.stringify(p));
+  const finite = (c: { a: number; b: number; c: number }) => [c.a, c.b, c.c].every(Number.isFinite);
+  for (const p of CALIBRATION_PRIORS) assert.ok(finite(p.lower) && finite(p.upper) && p.k0 > 0 && p.fittedOn.includes('cross-fitted'), JSON.stringify(p));
 });
 
 test('with a prior: the prior alone without a backtest; with one, its adjustment shrunk by o / (o + k0)', () => {
-  const prior = { a: 0.2, b: 0.25, c: 0, k0: 10 };
+  const curve = { a: 0.2, b: 0.25, c: 0 };
+  const prior = { lower: curve, upper: curve, k0: 10 };
   const alone = planCalibration(null, { prior });
   assert.equal(alone.method, 'conformal-prior');
-  assert.deepEqual(planFactors(alone, 4), priorFactors(prior, 4));
+  assert.deepEqual(planFactors(alone, 4), { lower: priorFactors(curve, 4), upper: priorFactors(curve, 4) });
   // a too-narrow model: the series' own evidence widens beyond the prior, by (c)^(3/13)
   const y = randomWalk(400, 7);
   const bt = backtest(toyNaive(0.3), y, { period: 1 }, { horizon: 6, origins: 3 });
@@ -96,8 +98,8 @@ test('with a prior: the prior alone without a backtest; with one, its adjustment
   const free = planCalibration(bt, { prior: { ...prior, k0: 1e-12 } }).factor;
   assert.ok(free > 1.5, `unshrunk adjustment ${free}`);
   assert.ok(Math.abs(Math.log(plan.factor) - (3 / 13) * Math.log(free)) < 1e-9);
-  const f = planFactors(plan, 6);
-  const p = priorFactors(prior, 6);
+  const f = planFactors(plan, 6).upper;
+  const p = priorFactors(curve, 6);
   for (let k = 0; k < 6; k++) assert.ok(Math.abs(f[k] - p[k] * plan.factor) < 1e-12);
   // applied: each step's spread scaled by its own factor, the mean kept
   const pd = toyNaive(0.3).fit(y, { period: 1 }).forecast(6);
@@ -136,7 +138,8 @@ test('conformal-prior standardises errors by the interval reach on their side, s
   assert.equal(standardisedError(1, 0), Infinity);
   const bt: BacktestResult = { model: 'skew', origins, crps: NaN, coverage: 1, pinball: [], failures: [] };
   // unshrunk (k0 → 0) and a flat prior: the interval is halved on both sides, exactly what covers these errors
-  const plan = planCalibration(bt, { prior: { a: 0, b: 0, c: 0, k0: 1e-12 } });
+  const flat = { a: 0, b: 0, c: 0 };
+  const plan = planCalibration(bt, { prior: { lower: flat, upper: flat, k0: 1e-12 } });
   assert.ok(Math.abs(plan.factor - 0.5) < 1e-9, `factor ${plan.factor}`);
   // a symmetric spread ((q84 − q16)/2 = 1.25) would have called the upward errors 1.57 spreads: a factor of 0.8, not 0.5
   const cal = applyCalibration(pd, plan);
@@ -145,20 +148,23 @@ test('conformal-prior standardises errors by the interval reach on their side, s
 
 test('short series: the default is calibrated by its prior even without a backtest, wider at later steps', () => {
   const y = [112, 118, 132, 129, 121, 135, 148, 148, 136, 119, 104, 118];
-  const off = forecastSeries(y, { period: 1 }, { horizon: 6, calibrate: 'off' });
-  const on = forecastSeries(y, { period: 1 }, { horizon: 6, confidence: false });
+  // without the plausibility band (which may cut the lower end at longer steps), to see the factors alone
+  const off = forecastSeries(y, { period: 1 }, { horizon: 6, calibrate: 'off', guard: false });
+  const on = forecastSeries(y, { period: 1 }, { horizon: 6, confidence: false, guard: false });
   assert.equal(on.calibration?.method, 'conformal-prior');
   assert.equal(on.backtest, null);
   assert.equal(on.calibration?.factor, 1);
   const prior = calibrationPrior(on.requestedModel, { period: 1 }, y.length)!;
   assert.equal(prior.length, 's');
-  const f = priorFactors(prior, 6);
-  for (let k = 0; k < 6; k++) {
-    const w = (d: typeof on) => d.distribution.steps[k].quantile(0.975) - d.distribution.steps[k].mean;
-    const expected = f[k] * (on.calibration?.factor ?? 1);
-    assert.ok(Math.abs(w(on) / w(off) - expected) < 1e-6, `step ${k}: ${w(on) / w(off)} vs ${expected}`);
+  for (const [side, p] of [['upper', 0.975], ['lower', 0.025]] as const) {
+    const f = priorFactors(prior[side], 6);
+    for (let k = 0; k < 6; k++) {
+      const w = (d: typeof on) => d.distribution.steps[k].quantile(p) - d.distribution.steps[k].mean;
+      const expected = f[k] * (on.calibration?.factor ?? 1);
+      assert.ok(Math.abs(w(on) / w(off) - expected) < 1e-6, `${side} step ${k}: ${w(on) / w(off)} vs ${expected}`);
+    }
   }
-  assert.ok(f[5] > f[0]);
+  assert.ok(priorFactors(prior.upper, 6)[5] > priorFactors(prior.upper, 6)[0]);
 });
 
 // The priors are fitted on validation windows inside the training parts, whose histories are 6–12
@@ -184,4 +190,32 @@ test('short series of M3 (yearly, under 25 values): 95% coverage within 93–97.
   const off = score('off');
   assert.ok(on.coverage >= 0.93 && on.coverage <= 0.975, `coverage ${on.coverage}`);
   assert.ok(off.coverage < 0.9 && on.msis < off.msis, `${JSON.stringify(off)} → ${JSON.stringify(on)}`);
+});
+
+test('a prior with different sides scales each side of every step by its own factor, quantiles, cdf and sample paths alike', () => {
+  const y = randomWalk(200, 3);
+  const pd = toyNaive(1).fit(y, { period: 1 }).forecast(4);
+  const plan = planCalibration(null, { prior: { lower: { a: Math.log(0.5), b: 0, c: 0 }, upper: { a: Math.log(2), b: 0.1, c: 0 }, k0: 3 } });
+  const { lower, upper } = planFactors(plan, 4);
+  const cal = applyCalibration(pd, plan);
+  for (let k = 0; k < 4; k++) {
+    const m = pd.steps[k].mean;
+    assert.equal(cal.steps[k].mean, m);
+    assert.ok(Math.abs(lower[k] - 0.5) < 1e-12 && Math.abs(upper[k] - 2 * Math.exp(0.1 * Math.log(k + 1))) < 1e-12);
+    for (const p of [0.01, 0.025, 0.3, 0.5, 0.7, 0.975]) {
+      const q = cal.steps[k].quantile(p);
+      const base = pd.steps[k].quantile(p) - m;
+      assert.ok(Math.abs(q - m - (base < 0 ? lower[k] : upper[k]) * base) < 1e-9, `step ${k} p ${p}`);
+      assert.ok(Math.abs(cal.steps[k].cdf(q) - p) < 1e-9, `cdf(quantile(${p})) at step ${k}`);
+    }
+  }
+  // sample paths: each draw moved by its side's factor, so below-mean draws shrink and above-mean ones stretch
+  const raw = pd.samplePaths(200, 7);
+  const moved = cal.samplePaths(200, 7);
+  for (let j = 0; j < 200; j++) {
+    for (let k = 0; k < 4; k++) {
+      const d = raw[j][k] - pd.steps[k].mean;
+      assert.ok(Math.abs(moved[j][k] - pd.steps[k].mean - (d < 0 ? lower[k] : upper[k]) * d) < 1e-9);
+    }
+  }
 });

@@ -1,8 +1,8 @@
 import { test } from '@jest/globals';
 import assert from 'node:assert/strict';
-import { fitCurve, validationSplit, type PriorRecord } from '../../../src/cli/evaluate-prior';
+import { fitCurve, priorRecord, sideFactor, validationSplit, type PriorRecord } from '../../../src/cli/evaluate-prior';
 import type { BenchmarkSeries } from '../../../src/cli/evaluate-data';
-import { conformalQuantile } from '../../../src/engine/calibration/conformal';
+import { PRIOR_FACTOR_BOUNDS } from '../../../src/engine/calibration/conformal';
 
 const series = (n: number, h: number): BenchmarkSeries => ({
   id: 'x',
@@ -28,20 +28,22 @@ test('priors are fitted on the training part only: its last horizon values are t
   assert.equal(validationSplit(series(19, 6), 2), null);
 });
 
-test('fitCurve recovers a log-linear factor curve from errors at known multiples of the interval reach', () => {
+test('fitCurve recovers each side\'s log-linear factor curve from errors at known multiples of that side\'s reach', () => {
   const h = 6;
-  const truth = (k: number) => Math.exp(0.1 + 0.2 * Math.log(k + 1));
-  // per step, 40 records: errors at 0.025..1.0 × truth(k) × reach, alternating sides; reach 2 above, 1 below
-  const records: PriorRecord[] = Array.from({ length: 40 }, (_, i) => {
+  const up = (k: number) => Math.exp(0.1 + 0.2 * Math.log(k + 1));
+  const down = (k: number) => Math.exp(-0.3 + 0.1 * Math.log(k + 1));
+  // per step, 80 records: errors at u × truth(k) × reach with u = 1/40..40/40, alternating sides; reach 2 above, 1 below
+  const records: PriorRecord[] = Array.from({ length: 80 }, (_, i) => {
     const sign = i % 2 === 0 ? 1 : -1;
-    const u = (i + 1) / 40;
+    const u = (Math.floor(i / 2) + 1) / 40;
     return {
       set: 's',
       series: i,
+      window: 1,
       model: 'm',
       period: 1,
       length: 's',
-      y: Array.from({ length: h }, (_, k) => sign * u * truth(k) * (sign > 0 ? 2 : 1)),
+      y: Array.from({ length: h }, (_, k) => (sign > 0 ? u * up(k) * 2 : -u * down(k) * 1)),
       mean: new Array(h).fill(0),
       lo: new Array(h).fill(-1),
       hi: new Array(h).fill(2),
@@ -51,10 +53,30 @@ test('fitCurve recovers a log-linear factor curve from errors at known multiples
       backtest: { model: 'm', origins: [], crps: NaN, coverage: NaN, pinball: [], failures: [] },
     };
   });
-  const { a, b, c, steps } = fitCurve(records);
-  const q = conformalQuantile(Array.from({ length: 40 }, (_, i) => (i + 1) / 40), 0.95);
-  // every step's conformal factor is q × truth(k), so the curve is ln q + 0.1 + 0.2 ln k, flat in c (6 steps)
-  for (let k = 0; k < h; k++) assert.ok(Math.abs(steps[k] - q * truth(k)) < 1e-12);
-  assert.ok(Math.abs(a - (Math.log(q) + 0.1)) < 1e-9 && Math.abs(b - 0.2) < 1e-9, `a ${a} b ${b}`);
-  assert.equal(c, 0);
+  // 80 errors per step: floor(0.025 × 81) = 2 may lie beyond each end, so each side's factor is its third-largest multiple, 38/40
+  const q = 38 / 40;
+  for (const [side, truth, shift] of [['upper', up, 0.1], ['lower', down, -0.3]] as const) {
+    const { a, b, c, steps } = fitCurve(records, side);
+    for (let k = 0; k < h; k++) assert.ok(Math.abs(steps[k] - q * truth(k)) < 1e-12, `${side} step ${k}: ${steps[k]}`);
+    assert.ok(Math.abs(a - (Math.log(q) + shift)) < 1e-9, `${side} a ${a}`);
+    assert.ok(Math.abs(b - (side === 'upper' ? 0.2 : 0.1)) < 1e-9, `${side} b ${b}`);
+    assert.equal(c, 0);
+  }
+});
+
+test('sideFactor: each end may be missed by at most 2.5% of all errors; NaN under 20, the smallest factor when no error needs covering', () => {
+  const z = Array.from({ length: 30 }, (_, i) => i + 1); // 30 errors on this side out of 100
+  assert.equal(sideFactor(z, 100, 0.025), 28); // floor(0.025 × 101) = 2 beyond: 29 and 30
+  assert.ok(Number.isNaN(sideFactor(z, 19, 0.025)));
+  assert.equal(sideFactor([3, 5], 100, 0.025), PRIOR_FACTOR_BOUNDS[0]);
+  assert.equal(sideFactor([], 100, 0.025), PRIOR_FACTOR_BOUNDS[0]);
+});
+
+test('a prior record can cross to the main thread: no forecast objects in its backtest, the errors kept', () => {
+  const s: BenchmarkSeries = { ...series(40, 4), train: Array.from({ length: 40 }, (_, i) => 100 + 10 * Math.sin(i) + i) };
+  const r = priorRecord(s, 'x', 0, 1)!;
+  assert.ok(r.backtest.origins.length > 0);
+  const copy = structuredClone(r);
+  assert.deepEqual(copy.backtest.origins[0].errors, r.backtest.origins[0].errors);
+  assert.equal(copy.backtest.origins[0].forecast, undefined);
 });
