@@ -167,11 +167,10 @@ test('short series: the default is calibrated by its prior even without a backte
   assert.ok(priorFactors(prior.upper, 6)[5] > priorFactors(prior.upper, 6)[0]);
 });
 
-// The priors are fitted on validation windows inside the training parts, whose histories are 6–12
-// values shorter than at test time; on short series the models then err more than they will with
-// the full history, so the out-of-sample coverage lands just above 95% (97.0% here): the upper
-// bound allows half a point over the 97% target rather than tune the priors on these test windows.
-test('short series of M3 (yearly, under 25 values): 95% coverage within 93–97.5% and a lower MSIS than the model intervals', () => {
+// The priors are fitted on validation windows inside the training parts, never on these test
+// windows. Engine 1.3.0 (a curve per side of the interval): 96.6% coverage, MSIS 20.36 against the
+// model intervals' 81.9% and 28.27 (engine 1.2.0, one symmetric factor: 97.0%).
+test('short series of M3 (yearly, under 25 values): 95% coverage within 93–97% and a lower MSIS than the model intervals', () => {
   const series = loadBenchmark(sharedDataFile('m3/m3.jsonl')).filter((s) => s.group === 'yearly' && s.train.length < 25);
   assert.equal(series.length, 459);
   const score = (calibrate: 'auto' | 'off') => {
@@ -188,7 +187,7 @@ test('short series of M3 (yearly, under 25 values): 95% coverage within 93–97.
   };
   const on = score('auto');
   const off = score('off');
-  assert.ok(on.coverage >= 0.93 && on.coverage <= 0.975, `coverage ${on.coverage}`);
+  assert.ok(on.coverage >= 0.93 && on.coverage <= 0.97, `coverage ${on.coverage}`);
   assert.ok(off.coverage < 0.9 && on.msis < off.msis, `${JSON.stringify(off)} → ${JSON.stringify(on)}`);
 });
 
