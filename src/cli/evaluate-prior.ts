@@ -229,9 +229,7 @@ const HOLDOUT_K0 = 10;
  */
 export function asymmetryHoldout(records: readonly PriorRecord[]): { lambda: number; coverage: number; relativeMsis: number; records: number }[] {
   const totals = ASYMMETRY_GRID.map((lambda) => ({ lambda, coverage: 0, relativeMsis: 0, records: 0 }));
-  const classes = new Map<string, PriorRecord[]>();
-  for (const r of records) classes.set(`${r.model}|${r.period}|${r.length}`, [...(classes.get(`${r.model}|${r.period}|${r.length}`) ?? []), r]);
-  for (const rs of classes.values()) {
+  for (const rs of classesOf(records, false).values()) {
     const fit = rs.filter((r) => r.window === 2);
     const held = rs.filter((r) => r.window === 1);
     if (fit.length < MIN_HOLDOUT || held.length < MIN_HOLDOUT) continue;
@@ -271,14 +269,32 @@ function priorRule(r: PriorRecord, prior: Pick<CalibrationPrior, 'lower' | 'uppe
 
 /** The factors of the per-series rule without a prior (what the facade did before priors). */
 function plainRule(r: PriorRecord): SideFactors {
-  if (r.backtest.origins.length === 0) return NO_FACTORS;
+  if (r.backtest.origins.length === 0) return noFactors(r);
   return planFactors(planCalibration(r.backtest), r.y.length);
 }
 
 type Score = { coverage: number; msis: number; series: number };
 
-/** Factors of 1 (the model's own intervals). */
-const NO_FACTORS: SideFactors = { lower: new Float64Array(64).fill(1), upper: new Float64Array(64).fill(1) };
+/** Factors of 1 over a record's window (the model's own intervals). */
+function noFactors(r: PriorRecord): SideFactors {
+  const one = new Float64Array(r.y.length).fill(1);
+  return { lower: one, upper: one };
+}
+
+/** Records by class `model|period|length`, and with `pooled` also by `model|period|*` (every length). */
+function classesOf(records: readonly PriorRecord[], pooled: boolean): Map<string, PriorRecord[]> {
+  const classes = new Map<string, PriorRecord[]>();
+  const add = (key: string, r: PriorRecord) => {
+    const list = classes.get(key);
+    if (list) list.push(r);
+    else classes.set(key, [r]);
+  };
+  for (const r of records) {
+    add(`${r.model}|${r.period}|${r.length}`, r);
+    if (pooled) add(`${r.model}|${r.period}|*`, r);
+  }
+  return classes;
+}
 
 function mean(rs: readonly PriorRecord[], rule: (r: PriorRecord) => SideFactors): Score {
   let c = 0;
@@ -316,13 +332,7 @@ export function fitPriors(records: readonly PriorRecord[]): {
   crossFitted: Map<PriorRecord, SideFactors>;
   stepFactors: Map<string, string>;
 } {
-  const classes = new Map<string, PriorRecord[]>();
-  for (const r of records) {
-    for (const len of [r.length, '*']) {
-      const key = `${r.model}|${r.period}|${len}`;
-      classes.set(key, [...(classes.get(key) ?? []), r]);
-    }
-  }
+  const classes = classesOf(records, true);
   const priors: CalibrationPrior[] = [];
   const stepFactors = new Map<string, string>();
   const crossFitted = new Map<PriorRecord, SideFactors>();
@@ -343,7 +353,7 @@ export function fitPriors(records: readonly PriorRecord[]): {
     const ok = scored.filter((s) => s.coverage >= COVERAGE_WINDOW[0] && s.coverage <= COVERAGE_WINDOW[1]);
     const best = ok.length > 0 ? ok.reduce((a, b) => (b.msis < a.msis ? b : a)) : scored.reduce((a, b) => (Math.abs(b.coverage - 0.95) < Math.abs(a.coverage - 0.95) ? b : a));
     const { lower, upper, steps } = fitSides(rs, ASYMMETRY);
-    const before = mean(rs, () => NO_FACTORS);
+    const before = mean(rs, noFactors);
     const sets = [...new Set(rs.map((r) => r.set))].map((s) => `${s} ${rs.filter((r) => r.set === s).length}`).join(', ');
     priors.push({
       model,
@@ -379,9 +389,9 @@ function report(records: readonly PriorRecord[]): void {
   console.log('\nset group: validation windows, coverage / MSIS — model intervals | per-series rule | with priors (cross-fitted)');
   for (const set of [...new Set(records.map((r) => r.set))]) {
     const rs = records.filter((r) => r.set === set);
-    const a = mean(rs, () => NO_FACTORS);
+    const a = mean(rs, noFactors);
     const b = mean(rs, plainRule);
-    const c = mean(rs, (r) => crossFitted.get(r) ?? NO_FACTORS);
+    const c = mean(rs, (r) => crossFitted.get(r) ?? noFactors(r));
     console.log(`${set}: ${rs.length}, ${pct(a.coverage)} / ${a.msis.toFixed(2)} | ${pct(b.coverage)} / ${b.msis.toFixed(2)} | ${pct(c.coverage)} / ${c.msis.toFixed(2)}`);
   }
   const holdout = asymmetryHoldout(records);
