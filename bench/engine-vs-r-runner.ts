@@ -1,13 +1,16 @@
 /**
  * The R side of `bench/engine-vs-r.ts`: writes series as `period,horizon,y…` lines, runs
- * `scripts/r/bench-models.R` once per method, parses its forecasts, and caches them under
- * `node_modules/.cache/engine-vs-r/` keyed by the SHA-256 of the script, the method and the input
- * (why: R's auto.arima alone takes most of an hour on the hourly and daily sets; the cache makes
- * repeated runs cheap and is invalidated by any change to the data or the script).
+ * `scripts/r/bench-models.R` on them, parses its forecasts, and caches them per series under
+ * `node_modules/.cache/engine-vs-r/` (one `<method>-<script hash>.jsonl` store per method, each
+ * line a series' key, the SHA-256 of its input line, and R's output for it). Why per series: R's
+ * auto.arima takes about a minute per hourly series and seconds per M3 monthly one, so a run on
+ * every series reuses what a subsample run already computed, and a run that is stopped keeps what
+ * it finished (R runs in chunks of `CHUNK` series, each appended as it completes). Any change to
+ * the script or to a series' data is a miss.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { BenchmarkSeries } from '../src/cli/evaluate-data';
@@ -27,6 +30,9 @@ export interface RForecast {
   readonly failed?: string;
 }
 
+/** Series per R process: small enough that a stopped run loses little, large enough that R's start-up (about 0.5 s) does not count. */
+const CHUNK = 40;
+
 /** True when `Rscript` with the forecast package runs. */
 export function rAvailable(): boolean {
   const probe = spawnSync('Rscript', ['-e', 'suppressPackageStartupMessages(library(forecast))'], { encoding: 'utf8' });
@@ -45,44 +51,77 @@ function cacheDir(): string {
   return dir;
 }
 
-function parse(text: string, n: number): RForecast[] {
-  const acc = Array.from({ length: n }, () => ({ cpuSeconds: 0 }) as Record<string, unknown> & { cpuSeconds: number });
+const inputLine = (s: BenchmarkSeries): string => [s.period, s.horizon, ...s.train.map((v) => (Number.isNaN(v) ? 'NA' : v))].join(',');
+const sha = (text: string | Buffer): string => createHash('sha256').update(text).digest('hex').slice(0, 24);
+
+/** R's output lines of one series, without the `method,index,` prefix: `cpu,what,v1,…`. */
+type Lines = string[];
+
+/** Output lines of a run on `n` series, grouped by series (1-based `index` in the second field). */
+function splitOutput(text: string, n: number): Lines[] {
+  const out = Array.from({ length: n }, (): Lines => []);
   for (const line of text.split('\n')) {
     if (line === '') continue;
     const parts = line.split(',');
-    const i = Number(parts[1]) - 1;
-    const what = parts[3];
-    if (what === 'failed') {
-      acc[i].failed = parts.slice(4).join(',');
+    out[Number(parts[1]) - 1].push(parts.slice(2).join(','));
+  }
+  return out;
+}
+
+function parseOne(lines: Lines): RForecast {
+  const acc: Record<string, unknown> & { cpuSeconds: number } = { cpuSeconds: 0 };
+  for (const line of lines) {
+    const parts = line.split(',');
+    if (parts[1] === 'failed') {
+      acc.failed = parts.slice(2).join(',');
       continue;
     }
-    acc[i].cpuSeconds = Number(parts[2]);
-    acc[i][what] = parts.slice(4).map(Number);
+    acc.cpuSeconds = Number(parts[0]);
+    acc[parts[1]] = parts.slice(2).map(Number);
   }
-  return acc as unknown as RForecast[];
+  return acc as unknown as RForecast;
+}
+
+function runR(script: string, method: string, csv: string): Promise<string> {
+  const dir = mkdtempSync(join(tmpdir(), 'engine-vs-r-'));
+  writeFileSync(join(dir, 'in.csv'), csv);
+  return new Promise<string>((ok, fail) => {
+    const child = spawn('Rscript', [script, join(dir, 'in.csv'), join(dir, 'out.csv'), method], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    child.on('error', fail);
+    child.on('exit', (code) => {
+      if (code !== 0) return fail(new Error(`R ${method} failed: ${err.trim().split('\n').pop()}`));
+      const text = readFileSync(join(dir, 'out.csv'), 'utf8');
+      rmSync(dir, { recursive: true, force: true });
+      ok(text);
+    });
+  });
 }
 
 /**
  * R's forecasts of `series` by `method` (`ets`, `arima`, `thetaf`, `snaive`, `croston`), from the
- * cache or by running R (asynchronously, so several methods can run at once).
+ * cache or by running R on the series it lacks (asynchronously, so several methods can run at once).
  */
 export async function rForecasts(series: readonly BenchmarkSeries[], method: string): Promise<RForecast[]> {
   const script = repoFile('scripts/r/bench-models.R');
-  const csv = series.map((s) => [s.period, s.horizon, ...s.train.map((v) => (Number.isNaN(v) ? 'NA' : v))].join(',')).join('\n') + '\n';
-  const key = createHash('sha256').update(readFileSync(script)).update(`\0${method}\0`).update(csv).digest('hex').slice(0, 24);
-  const cached = join(cacheDir(), `${method}-${key}.csv`);
-  if (!existsSync(cached)) {
-    const dir = mkdtempSync(join(tmpdir(), 'engine-vs-r-'));
-    writeFileSync(join(dir, 'in.csv'), csv);
-    await new Promise<void>((ok, fail) => {
-      const child = spawn('Rscript', [script, join(dir, 'in.csv'), join(dir, 'out.csv'), method], { stdio: ['ignore', 'ignore', 'pipe'] });
-      let err = '';
-      child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-      child.on('error', fail);
-      child.on('exit', (code) => (code === 0 ? ok() : fail(new Error(`R ${method} failed: ${err.trim().split('\n').pop()}`))));
-    });
-    copyFileSync(join(dir, 'out.csv'), `${cached}.tmp`);
-    renameSync(`${cached}.tmp`, cached);
+  const store = join(cacheDir(), `${method}-${sha(readFileSync(script))}.jsonl`);
+  const known = new Map<string, Lines>();
+  if (existsSync(store)) {
+    for (const line of readFileSync(store, 'utf8').split('\n')) {
+      if (line === '') continue;
+      const entry = JSON.parse(line) as { k: string; lines: Lines };
+      known.set(entry.k, entry.lines);
+    }
   }
-  return parse(readFileSync(cached, 'utf8'), series.length);
+  const inputs = series.map(inputLine);
+  const keys = inputs.map(sha);
+  const missing = [...new Set(keys.map((k, i) => (known.has(k) ? -1 : i)).filter((i) => i >= 0).map((i) => keys[i]))].map((k) => keys.indexOf(k));
+  for (let c = 0; c < missing.length; c += CHUNK) {
+    const chunk = missing.slice(c, c + CHUNK);
+    const out = splitOutput(await runR(script, method, chunk.map((i) => inputs[i]).join('\n') + '\n'), chunk.length);
+    appendFileSync(store, chunk.map((i, j) => JSON.stringify({ k: keys[i], lines: out[j] }) + '\n').join(''));
+    chunk.forEach((i, j) => known.set(keys[i], out[j]));
+  }
+  return keys.map((k) => parseOne(known.get(k) as Lines));
 }

@@ -32,7 +32,7 @@ import { lengthClass, QUADRATIC_MIN_STEPS, type CalibrationPrior, type PriorCurv
 import { solve } from '../engine/models/arima/linalg';
 import { guardBand } from '../engine/guard';
 import { maseScale } from '../engine/metrics';
-import { autoModelName, AUTO_INTERMITTENT_MODEL, resolveModel } from '../engine/registry';
+import { autoModelName, keepsOwnIntervals, resolveModel } from '../engine/registry';
 import type { BacktestResult } from '../engine/backtest';
 import { allowOnly, optionValue, parseArgs, UsageError } from './args';
 import { loadBenchmark, type BenchmarkSeries } from './evaluate-data';
@@ -91,7 +91,7 @@ export function priorRecord(full: BenchmarkSeries, set: string, index: number, w
   const info = { period: s.period, periods: periodsFor(s) };
   const y = Float64Array.from(s.train);
   const model = autoModelName(y, info);
-  if (model === AUTO_INTERMITTENT_MODEL) return null;
+  if (keepsOwnIntervals(model)) return null;
   const family = resolveModel(model);
   const h = s.horizon;
   try {

@@ -8,8 +8,10 @@ import type { SeriesInfo } from '../engine/types';
  * engine. 1.1.0: calibration priors, the plausibility band, the daily route (issue 16). 1.2.0:
  * intermittent and low-count data forecast by a pool of TSB speeds (`registry.ts`). 1.3.0: the
  * calibration priors scale each side of the interval by its own curve (`calibration/prior.ts`).
+ * 1.4.0: intermittent and low-count data of kind count forecast by the SES rate (`registry.ts`,
+ * `AUTO_COUNT_INTERMITTENT_MODEL`).
  */
-export const ENGINE_INFO = { name: 'forecast-engine', version: '1.3.0', runtime: `node ${process.versions.node}` } as const;
+export const ENGINE_INFO = { name: 'forecast-engine', version: '1.4.0', runtime: `node ${process.versions.node}` } as const;
 
 /**
  * Seasonal periods for an entity: its season length first, plus the longer cycle its frequency

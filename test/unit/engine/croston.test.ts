@@ -1,6 +1,6 @@
 import { test } from '@jest/globals';
 import assert from 'node:assert/strict';
-import { croston } from '../../../src/engine/models/croston';
+import { croston, SES_MAX_ALPHA } from '../../../src/engine/models/croston';
 import { HurdleStep, IntegerSizeStep } from '../../../src/engine/models/croston-distribution';
 import { InsufficientDataError, InvalidSeriesError } from '../../../src/engine/errors';
 import { fixtureJson } from '../../helpers/files';
@@ -32,8 +32,34 @@ test('SBA is Croston times (1 − α/2); TSB follows its recursion', () => {
   assert.ok(Math.abs(t.mean[1] - 0.65625 * 3) < 1e-12, `${t.mean[1]}`);
 });
 
+test('SES rate: the level started at the first value, α by in-sample error on 0.01..0.2, split by a TSB-smoothed size', () => {
+  // By hand on [0, 2, 0, 4], α = 0.5: level 0, 0, 1, 0.5 → 2.25; size from the mean 3, α 0.1: 2.9 → 3.01.
+  const f = croston.fit([0, 2, 0, 4], info, { method: 'ses', alpha: 0.5 });
+  assert.deepEqual(Array.from(f.fitted!), [0, 0, 1, 0.5]);
+  const st = f.forecast(2).steps[1] as HurdleStep;
+  assert.ok(Math.abs(st.mean - 2.25) < 1e-12 && Math.abs(st.p - 2.25 / 3.01) < 1e-12, `${st.mean} ${st.p}`);
+  // α chosen: the grid value with the least one-step squared error, never above SES_MAX_ALPHA
+  const y = [0, 0, 0, 1, 0, 3, 0, 0, 2, 0, 0, 0, 4, 1, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0];
+  const sse = (a: number) => {
+    let l = y[0];
+    let e = 0;
+    for (const v of y) (e += (v - l) ** 2), (l += a * (v - l));
+    return e;
+  };
+  const grid = Array.from({ length: Math.round(SES_MAX_ALPHA * 100) }, (_, k) => (k + 1) / 100);
+  const best = grid.reduce((a, b) => (sse(b) < sse(a) ? b : a));
+  const chosen = croston.fit(y, info, { method: 'ses' });
+  assert.equal(chosen.params.alpha, best);
+  assert.ok(best <= SES_MAX_ALPHA);
+  // a rate above the smoothed size (demand every period, stepping up) keeps p at 1 and the mean at the rate
+  const up = croston.fit([3, 3, 3, 3, 10, 10, 10, 10], info, { method: 'ses', alpha: 1 }).forecast(1).steps[0] as HurdleStep;
+  assert.equal(up.p, 1);
+  assert.ok(Math.abs(up.mean - 10) < 1e-9, `${up.mean}`);
+  assert.throws(() => croston.fit([0, 1, 2], info, { method: 'ses', sizeAlpha: 2 }), InvalidSeriesError);
+});
+
 test('count predictive distribution: non-negative integers, mass at zero, cdf∘quantile consistent', () => {
-  for (const method of ['croston', 'sba', 'tsb'] as const) {
+  for (const method of ['croston', 'sba', 'tsb', 'ses'] as const) {
     const f = croston.fit(fx.y, info, { method, optimise: true }).forecast(3);
     const st = f.steps[2];
     assert.equal(st.cdf(-0.5), 0);

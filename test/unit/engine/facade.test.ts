@@ -1,7 +1,7 @@
 import { test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import { forecastSeries, InsufficientDataError, InvalidSeriesError, UnknownModelError } from '../../../src/engine/index';
-import { AUTO_EXTRA_PERIOD_MODEL, AUTO_INTERMITTENT_MODEL, AUTO_LONG_NONSEASONAL_MODEL, AUTO_MODEL, AUTO_MULTI_SEASONAL_MODEL, LONG_SERIES, LOW_COUNT_MEAN } from '../../../src/engine/registry';
+import { AUTO_COUNT_INTERMITTENT_MODEL, AUTO_EXTRA_PERIOD_MODEL, AUTO_INTERMITTENT_MODEL, AUTO_LONG_NONSEASONAL_MODEL, AUTO_MODEL, AUTO_MULTI_SEASONAL_MODEL, LONG_SERIES, LOW_COUNT_MEAN } from '../../../src/engine/registry';
 import { Rng } from '../../../src/engine/rng';
 
 function seasonal(n: number, seed: number): Float64Array {
@@ -44,6 +44,24 @@ test('named errors for bad input, too little data and unknown models', () => {
   assert.throws(() => forecastSeries([5], { period: 1 }, { horizon: 3 }), InsufficientDataError);
   assert.throws(() => forecastSeries([NaN, NaN], { period: 1 }, { horizon: 3 }), InsufficientDataError);
   assert.throws(() => forecastSeries([1, 2, 3, 4], { period: 1 }, { horizon: 1, model: 'prophet' }), UnknownModelError);
+  for (const model of ['mix:naive*0+snaive', 'naive*-1+snaive', 'naive*x+snaive', '*2+naive', 'naive*1e3+snaive', 'naive*Infinity+snaive']) {
+    assert.throws(() => forecastSeries([1, 2, 3, 4], { period: 1 }, { horizon: 1, model }), UnknownModelError, model);
+  }
+});
+
+test('a member weight a*W scales its share of a combination', () => {
+  const y = [0, 3, 0, 0, 2, 0, 1, 0, 0, 4, 0, 0, 1, 0, 2, 0];
+  const info = { period: 1, kind: 'count' as const };
+  const mean = (model: string) => forecastSeries(y, info, { horizon: 1, model, confidence: false }).distribution.mean[0];
+  const [a, b] = [mean('croston'), mean('tsb')];
+  assert.ok(Math.abs(a - b) > 1e-3, 'the members differ');
+  assert.ok(Math.abs(mean('mix:croston*3+tsb') - (3 * a + b) / 4) < 1e-9);
+  assert.equal(mean('mix:croston*2+tsb*2'), mean('mix:croston+tsb'));
+  // quantile averaging: the point forecast is the weighted mean of the members' means
+  const trend = Array.from({ length: 30 }, (_, t) => 10 + t + Math.sin(t));
+  const m = (model: string) => forecastSeries(trend, { period: 1 }, { horizon: 1, model, confidence: false }).distribution.mean[0];
+  const [n, d] = [m('naive'), m('rwdrift')];
+  assert.ok(Math.abs(m('naive*0.5+rwdrift*1.5') - (0.5 * n + 1.5 * d) / 2) < 1e-9);
 });
 
 test('edge cases give finite forecasts: constant, zeros, missing values, huge values, negatives', () => {
@@ -67,13 +85,15 @@ test('auto routes by series shape: intermittent → Croston family, several peri
   const rng = new Rng(3);
   const sparse = Array.from({ length: 80 }, () => (rng.uniform() < 0.6 ? 0 : 1 + rng.int(5)));
   const r1 = forecastSeries(sparse, { period: 1, kind: 'count' }, { horizon: 5 });
-  assert.equal(r1.requestedModel, AUTO_INTERMITTENT_MODEL);
+  assert.equal(r1.requestedModel, AUTO_COUNT_INTERMITTENT_MODEL);
+  // the same shape as continuous data: the TSB pool
+  assert.equal(forecastSeries(sparse, { period: 1 }, { horizon: 5 }).requestedModel, AUTO_INTERMITTENT_MODEL);
   for (const s of r1.distribution.steps) {
     assert.ok(Number.isInteger(s.quantile(0.9)) && s.quantile(0.05) >= 0, 'count quantiles are non-negative integers');
   }
   // low counts with few zeros: the same hurdle route for count data, not for continuous data or higher counts
   const low = Array.from({ length: 48 }, (_, t) => (t % 7 === 0 ? 0 : 1 + (t % 3)));
-  assert.equal(forecastSeries(low, { period: 12, kind: 'count' }, { horizon: 6 }).requestedModel, AUTO_INTERMITTENT_MODEL);
+  assert.equal(forecastSeries(low, { period: 12, kind: 'count' }, { horizon: 6 }).requestedModel, AUTO_COUNT_INTERMITTENT_MODEL);
   assert.equal(forecastSeries(low, { period: 12 }, { horizon: 6, confidence: false }).requestedModel, AUTO_MODEL);
   const higher = low.map((v) => v + LOW_COUNT_MEAN);
   assert.equal(forecastSeries(higher, { period: 12, kind: 'count' }, { horizon: 6, confidence: false }).requestedModel, AUTO_MODEL);
