@@ -134,6 +134,12 @@ export function forecastSeries(y: Series, info: SeriesInfo, options: ForecastOpt
   if (!(level > 0 && level < 1)) throw new InvalidSeriesError(`level must be in (0, 1), got ${level}`);
   checkInfo(info);
   const series = checkSeries(y, info);
+  const notes: string[] = [];
+  if (info.kind === 'count' && series.some((v) => v > Number.MAX_SAFE_INTEGER)) {
+    // doubles have no unit steps beyond 2^53, so an integer law means nothing there (and its sums overflow near 1e308)
+    info = { ...info, kind: 'continuous' };
+    notes.push('counts beyond 2^53 forecast as continuous values');
+  }
   const requested = options.model ?? 'auto';
   const name = requested === 'auto' ? autoModelName(series, info) : requested;
   const family = resolveModel(name);
@@ -143,7 +149,7 @@ export function forecastSeries(y: Series, info: SeriesInfo, options: ForecastOpt
 
   const fitted = family.fit(series, info, { horizon: h });
   let distribution = fitted.forecast(h);
-  const warnings = [...fitted.warnings];
+  const warnings = [...notes, ...fitted.warnings];
 
   // hurdle laws of intermittent demand keep their own intervals (see `keepsOwnIntervals`)
   const mode = keepsOwnIntervals(name) && options.calibrate !== 'force' ? 'off' : (options.calibrate ?? 'auto');

@@ -50,9 +50,10 @@ function countMean(base: StepDistribution): number {
     s += tail;
   }
   // Why: a very wide forecast with real mass near zero; a quantile-grid mean is accurate to ~1/GRID of the spread.
+  // (a running mean: a sum of huge quantiles would overflow)
   let g = 0;
-  for (let i = 0; i < GRID; i++) g += Math.max(0, Math.round(base.quantile((i + 0.5) / GRID)));
-  return g / GRID;
+  for (let i = 0; i < GRID; i++) g += (Math.max(0, Math.round(base.quantile((i + 0.5) / GRID))) - g) / (i + 1);
+  return g;
 }
 
 /** Discretise one step unless it already is a count step. */

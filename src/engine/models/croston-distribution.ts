@@ -18,6 +18,16 @@ import type { StepDistribution } from '../types';
 /** Support cap of the tabulated size pmf; the remaining mass (< 1e-12 in practice) sits on the last point. */
 const MAX_SUPPORT = 200000;
 
+/**
+ * True when the shifted negative binomial of `IntegerSizeStep(mu, variance)` fits in its tabulated
+ * support: its mean plus 12 standard deviations under `MAX_SUPPORT`. Beyond (sizes in the tens of
+ * thousands and up) the table would cut the tail and with it the mean, so callers use a continuous
+ * size law instead, rounded by the facade's count law (`distributions/count.ts`).
+ */
+export function integerSizeFits(mu: number, variance: number): boolean {
+  return mu + 12 * Math.sqrt(Math.max(variance, mu)) < MAX_SUPPORT;
+}
+
 /** A distribution on the integers 1..K given by its pmf, as a StepDistribution. */
 export class IntegerSizeStep implements StepDistribution {
   readonly mean: number;
@@ -78,9 +88,9 @@ export class IntegerSizeStep implements StepDistribution {
 
 /** The empirical law of positive sizes rescaled to a given mean (non-integer data). */
 export function scaledEmpiricalSize(sizes: ArrayLike<number>, mean: number): StepDistribution {
-  let s = 0;
-  for (let i = 0; i < sizes.length; i++) s += sizes[i];
-  const f = s > 0 ? (mean * sizes.length) / s : 0;
+  let m = 0; // the sizes' mean, as a running mean (a sum of huge sizes would overflow)
+  for (let i = 0; i < sizes.length; i++) m += (sizes[i] - m) / (i + 1);
+  const f = m > 0 ? mean / m : 0;
   return new EmpiricalStep(Array.from(sizes, (v) => v * f), mean);
 }
 

@@ -29,7 +29,7 @@ import { nelderMead } from '../optim/nelder-mead';
 import { nanVariance } from '../math/stats';
 import { Rng } from '../rng';
 import type { Fitted, ModelFamily, PredictiveDistribution, Series, SeriesInfo, StepDistribution } from '../types';
-import { HurdleStep, IntegerSizeStep, scaledEmpiricalSize } from './croston-distribution';
+import { HurdleStep, IntegerSizeStep, integerSizeFits, scaledEmpiricalSize } from './croston-distribution';
 
 /** Options of the intermittent-demand family. */
 export interface CrostonOptions {
@@ -81,11 +81,15 @@ function sesLevel(x: Float64Array, alpha: number, fitted?: Float64Array): { leve
 
 /** The `ses` rate smoothing with the least in-sample squared error on the grid 0.01, 0.02, …, `SES_MAX_ALPHA` (the smallest on ties). */
 function chooseSesAlpha(x: Float64Array): number {
+  // scaled by a power of two (exact, so the choice is unchanged) to keep squares of huge values finite
+  let max = 0;
+  for (let t = 0; t < x.length; t++) max = Math.max(max, x[t]);
+  const scaled = max > 0 ? x.map((v) => v * 2 ** -Math.ceil(Math.log2(max))) : x;
   let best = Infinity;
   let alpha = 0.01;
   for (let k = 1; k <= Math.round(SES_MAX_ALPHA * 100); k++) {
     const a = k / 100;
-    const { sse } = sesLevel(x, a);
+    const { sse } = sesLevel(scaled, a);
     if (sse < best) {
       best = sse;
       alpha = a;
@@ -102,15 +106,14 @@ function smooth(x: Float64Array, method: Method, alpha: number, beta: number, fi
     // beta is the size smoothing here
     const rate = sesLevel(x, alpha, fitted);
     let demands = 0;
-    let sum = 0;
+    let z = 0; // the mean size, as a running mean (a sum of huge sizes would overflow)
     for (let t = 0; t < n; t++) {
       if (x[t] > 0) {
         demands++;
-        sum += x[t];
+        z += (x[t] - z) / demands;
       }
     }
     if (demands === 0) return { prob: 0, size: 0, fitted, sse: rate.sse };
-    let z = sum / demands;
     for (let t = 0; t < n; t++) if (x[t] > 0) z += beta * (x[t] - z);
     // a rate above the size (demand every period, growing) keeps p at 1 and raises the size to the rate
     const size = Math.max(z, rate.level);
@@ -195,8 +198,9 @@ function fitCroston(y: Series, _info: SeriesInfo, options: CrostonOptions = {}):
   const integer = values.every(Number.isInteger);
   let sizeLaw: StepDistribution;
   if (sizes.length === 0) sizeLaw = new IntegerSizeStep(0, 0);
-  else if (integer) sizeLaw = new IntegerSizeStep(Math.max(0, s.size - 1), sizes.length > 1 ? nanVariance(sizes) : 0);
-  else sizeLaw = scaledEmpiricalSize(sizes, s.size);
+  else if (integer && integerSizeFits(Math.max(0, s.size - 1), sizes.length > 1 ? nanVariance(sizes) : 0)) {
+    sizeLaw = new IntegerSizeStep(Math.max(0, s.size - 1), sizes.length > 1 ? nanVariance(sizes) : 0);
+  } else sizeLaw = scaledEmpiricalSize(sizes, s.size); // huge counts: rounded by the facade's count law
   const step = new HurdleStep(sizes.length === 0 ? 0 : s.prob, sizeLaw);
   const fitted = new Float64Array(y.length).fill(NaN);
   for (let i = 0, j = 0; i < y.length; i++) if (!Number.isNaN(y[i])) fitted[i] = s.fitted[j++];

@@ -49,6 +49,21 @@ test('named errors for bad input, too little data and unknown models', () => {
   }
 });
 
+test('intermittent counts with huge sizes keep finite, sized forecasts (no overflowing sums, no cut size table)', () => {
+  const shape = [0, 1, 0, 0, 1, 0, 0, 0, 1, 0, 1, 0];
+  for (const size of [1e15, 1e300]) {
+    const y = shape.map((v) => v * size);
+    for (const model of ['auto', 'ses-rate', 'tsb', 'mix:tsb-slow+tsb+tsb-fast']) {
+      const r = forecastSeries(y, { period: 12, kind: 'count' }, { horizon: 3, model });
+      for (const st of r.distribution.steps) {
+        assert.ok(Number.isFinite(st.mean) && st.mean > 0.1 * size && st.mean < size, `${model} ${size}: mean ${st.mean}`);
+        assert.ok(Number.isFinite(st.quantile(0.99)) && st.quantile(0.99) >= size / 2, `${model} ${size}: q99 ${st.quantile(0.99)}`);
+      }
+      if (size > Number.MAX_SAFE_INTEGER) assert.ok(r.warnings.some((w) => /beyond 2\^53/.test(w)), `${model}: ${r.warnings.join('; ')}`);
+    }
+  }
+});
+
 test('a member weight a*W scales its share of a combination', () => {
   const y = [0, 3, 0, 0, 2, 0, 1, 0, 0, 4, 0, 0, 1, 0, 2, 0];
   const info = { period: 1, kind: 'count' as const };
