@@ -26,7 +26,7 @@ Scores models on a benchmark file (one JSON object per line: id, group, period, 
 test; optional "kind": "count") with the M4 metrics: sMAPE, MASE, OWA (vs Naive2), MSIS and
 coverage of the central interval, and the scaled pinball loss (SPL) of quantiles.
 
-  --models LIST        comma-separated registry names (default auto); a+b combines, select:a/b selects
+  --models LIST        comma-separated registry names (default auto); a+b combines (mix:a+b as a mixture, a*2+b weighted), select:a/b selects
   --level PCT          central interval level in percent (default 95)
   --quantiles LIST     probabilities of the scaled pinball loss (default ${PINBALL_PROBS.join(',')})
   --calibrate MODE     interval calibration: auto (as the service), off or force (default auto)
