@@ -91,10 +91,10 @@ function runR(script: string, method: string, csv: string): Promise<string> {
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     child.on('error', fail);
     child.on('exit', (code) => {
-      if (code !== 0) return fail(new Error(`R ${method} failed: ${err.trim().split('\n').pop()}`));
-      const text = readFileSync(join(dir, 'out.csv'), 'utf8');
+      const text = code === 0 ? readFileSync(join(dir, 'out.csv'), 'utf8') : '';
       rmSync(dir, { recursive: true, force: true });
-      ok(text);
+      if (code === 0) ok(text);
+      else fail(new Error(`R ${method} failed: ${err.trim().split('\n').pop()}`));
     });
   });
 }
@@ -116,7 +116,14 @@ export async function rForecasts(series: readonly BenchmarkSeries[], method: str
   }
   const inputs = series.map(inputLine);
   const keys = inputs.map(sha);
-  const missing = [...new Set(keys.map((k, i) => (known.has(k) ? -1 : i)).filter((i) => i >= 0).map((i) => keys[i]))].map((k) => keys.indexOf(k));
+  // each uncached input once (identical series, e.g. all-zero parts, share a key)
+  const missing: number[] = [];
+  const queued = new Set<string>();
+  keys.forEach((k, i) => {
+    if (known.has(k) || queued.has(k)) return;
+    queued.add(k);
+    missing.push(i);
+  });
   for (let c = 0; c < missing.length; c += CHUNK) {
     const chunk = missing.slice(c, c + CHUNK);
     const out = splitOutput(await runR(script, method, chunk.map((i) => inputs[i]).join('\n') + '\n'), chunk.length);

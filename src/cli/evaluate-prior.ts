@@ -27,7 +27,7 @@
 import { availableParallelism } from 'node:os';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { backtest } from '../engine/backtest';
-import { planCalibration, planFactors, PRIOR_FACTOR_BOUNDS, standardisedError, type SideFactors } from '../engine/calibration/conformal';
+import { planCalibration, planFactors, PRIOR_FACTOR_BOUNDS, standardisedError, uniformFactors, type SideFactors } from '../engine/calibration/conformal';
 import { lengthClass, QUADRATIC_MIN_STEPS, type CalibrationPrior, type PriorCurve } from '../engine/calibration/prior';
 import { solve } from '../engine/models/arima/linalg';
 import { guardBand } from '../engine/guard';
@@ -277,8 +277,7 @@ type Score = { coverage: number; msis: number; series: number };
 
 /** Factors of 1 over a record's window (the model's own intervals). */
 function noFactors(r: PriorRecord): SideFactors {
-  const one = new Float64Array(r.y.length).fill(1);
-  return { lower: one, upper: one };
+  return uniformFactors(r.y.length);
 }
 
 /** Records by class `model|period|length`, and with `pooled` also by `model|period|*` (every length). */

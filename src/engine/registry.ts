@@ -202,7 +202,7 @@ export const AUTO_EXTRA_PERIOD_MODEL = 'autoreg+autoreg-raw';
  */
 export function keepsOwnIntervals(name: string): boolean {
   const parts = name.replace(/^(select|mix):/, '').split(/[+/]/).filter(Boolean);
-  return parts.length > 0 && parts.every((p) => registryEntry(p.replace(/\*[\d.]+$/, '').replace(/@\d+$/, ''))?.family === croston);
+  return parts.length > 0 && parts.every((p) => registryEntry(memberWeight(p, name).model.replace(/@\d+$/, ''))?.family === croston);
 }
 
 /**

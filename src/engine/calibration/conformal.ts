@@ -212,15 +212,17 @@ export interface SideFactors {
 
 /** A plan's per-step factors for `h` steps (the same on both sides but for `conformal-prior`; all 1 for `none` and `conformal`). */
 export function planFactors(plan: CalibrationPlan, h: number): SideFactors {
-  if (plan.method === 'conformal-scaled') return both(new Float64Array(h).fill(plan.factor));
-  if (plan.method !== 'conformal-prior' || !plan.prior) return both(new Float64Array(h).fill(1));
+  if (plan.method === 'conformal-scaled') return uniformFactors(h, plan.factor);
+  if (plan.method !== 'conformal-prior' || !plan.prior) return uniformFactors(h);
   const [lo, hi] = PRIOR_FACTOR_BOUNDS;
   const side = (c: PriorCurve) => priorFactors(c, h).map((f) => Math.min(hi, Math.max(lo, f * plan.factor)));
   return { lower: side(plan.prior.lower), upper: side(plan.prior.upper) };
 }
 
-function both(f: Float64Array): SideFactors {
-  return { lower: f, upper: f };
+/** The same factor `f` on both sides at each of `h` steps (1: the model's own intervals). */
+export function uniformFactors(h: number, f = 1): SideFactors {
+  const all = new Float64Array(h).fill(f);
+  return { lower: all, upper: all };
 }
 
 /**

@@ -8,6 +8,7 @@
  * model put below zero lands on 0. Why rounding rather than flooring: it keeps the median and
  * (for mass away from zero) the mean of the continuous forecast unchanged.
  */
+import { runningMean } from '../math/stats';
 import type { PredictiveDistribution, StepDistribution } from '../types';
 
 /** Below this P(Y < ½) the discretised mean is taken as the continuous one (rounding is mean-neutral). */
@@ -51,9 +52,7 @@ function countMean(base: StepDistribution): number {
   }
   // Why: a very wide forecast with real mass near zero; a quantile-grid mean is accurate to ~1/GRID of the spread.
   // (a running mean: a sum of huge quantiles would overflow)
-  let g = 0;
-  for (let i = 0; i < GRID; i++) g += (Math.max(0, Math.round(base.quantile((i + 0.5) / GRID))) - g) / (i + 1);
-  return g;
+  return runningMean(Float64Array.from({ length: GRID }, (_, i) => Math.max(0, Math.round(base.quantile((i + 0.5) / GRID)))));
 }
 
 /** Discretise one step unless it already is a count step. */

@@ -13,6 +13,16 @@ export function countFinite(y: ArrayLike<number>): number {
   return n;
 }
 
+/**
+ * Mean of all values as a running mean, m += (v − m)/k: no sum that overflows when the values are
+ * near the largest double (1e308), at the cost of rounding that differs from `nanMean`'s; 0 for none.
+ */
+export function runningMean(y: ArrayLike<number>): number {
+  let m = 0;
+  for (let i = 0; i < y.length; i++) m += (y[i] - m) / (i + 1);
+  return m;
+}
+
 /** Sum of the finite values (0 when there are none). */
 export function nanSum(y: ArrayLike<number>): number {
   let s = 0;

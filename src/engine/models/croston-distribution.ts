@@ -13,6 +13,7 @@
  * the empirical law of the observed sizes rescaled to mean z.
  */
 import { EmpiricalStep } from '../distributions/empirical-step';
+import { runningMean } from '../math/stats';
 import type { StepDistribution } from '../types';
 
 /** Support cap of the tabulated size pmf; the remaining mass (< 1e-12 in practice) sits on the last point. */
@@ -88,8 +89,7 @@ export class IntegerSizeStep implements StepDistribution {
 
 /** The empirical law of positive sizes rescaled to a given mean (non-integer data). */
 export function scaledEmpiricalSize(sizes: ArrayLike<number>, mean: number): StepDistribution {
-  let m = 0; // the sizes' mean, as a running mean (a sum of huge sizes would overflow)
-  for (let i = 0; i < sizes.length; i++) m += (sizes[i] - m) / (i + 1);
+  const m = runningMean(sizes); // a sum of huge sizes would overflow
   const f = m > 0 ? mean / m : 0;
   return new EmpiricalStep(Array.from(sizes, (v) => v * f), mean);
 }

@@ -26,7 +26,7 @@
  */
 import { InsufficientDataError, InvalidSeriesError } from '../errors';
 import { nelderMead } from '../optim/nelder-mead';
-import { nanVariance } from '../math/stats';
+import { nanVariance, runningMean } from '../math/stats';
 import { Rng } from '../rng';
 import type { Fitted, ModelFamily, PredictiveDistribution, Series, SeriesInfo, StepDistribution } from '../types';
 import { HurdleStep, IntegerSizeStep, integerSizeFits, scaledEmpiricalSize } from './croston-distribution';
@@ -107,16 +107,10 @@ function smooth(x: Float64Array, method: Method, alpha: number, beta: number, fi
   if (method === 'ses') {
     // beta is the size smoothing here
     const rate = sesLevel(x, alpha, fitted);
-    let demands = 0;
-    let z = 0; // the mean size, as a running mean (a sum of huge sizes would overflow)
-    for (let t = 0; t < n; t++) {
-      if (x[t] > 0) {
-        demands++;
-        z += (x[t] - z) / demands;
-      }
-    }
-    if (demands === 0) return { prob: 0, size: 0, fitted, sse: rate.sse };
-    for (let t = 0; t < n; t++) if (x[t] > 0) z += beta * (x[t] - z);
+    const sizes = x.filter((v) => v > 0);
+    if (sizes.length === 0) return { prob: 0, size: 0, fitted, sse: rate.sse };
+    let z = runningMean(sizes);
+    for (const v of sizes) z += beta * (v - z);
     // a rate above the size (demand every period, growing) keeps p at 1 and raises the size to the rate
     const size = Math.max(z, rate.level);
     return { prob: size > 0 ? rate.level / size : 0, size, fitted, sse: rate.sse };
@@ -200,9 +194,12 @@ function fitCroston(y: Series, _info: SeriesInfo, options: CrostonOptions = {}):
   const integer = values.every(Number.isInteger);
   let sizeLaw: StepDistribution;
   if (sizes.length === 0) sizeLaw = new IntegerSizeStep(0, 0);
-  else if (integer && integerSizeFits(Math.max(0, s.size - 1), sizes.length > 1 ? nanVariance(sizes) : 0)) {
-    sizeLaw = new IntegerSizeStep(Math.max(0, s.size - 1), sizes.length > 1 ? nanVariance(sizes) : 0);
-  } else sizeLaw = scaledEmpiricalSize(sizes, s.size); // huge counts: rounded by the facade's count law
+  else {
+    const mu = Math.max(0, s.size - 1);
+    const variance = sizes.length > 1 ? nanVariance(sizes) : 0;
+    // huge counts: the rescaled empirical law, rounded by the facade's count law
+    sizeLaw = integer && integerSizeFits(mu, variance) ? new IntegerSizeStep(mu, variance) : scaledEmpiricalSize(sizes, s.size);
+  }
   const step = new HurdleStep(sizes.length === 0 ? 0 : s.prob, sizeLaw);
   const fitted = new Float64Array(y.length).fill(NaN);
   for (let i = 0, j = 0; i < y.length; i++) if (!Number.isNaN(y[i])) fitted[i] = s.fitted[j++];

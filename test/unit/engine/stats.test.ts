@@ -1,12 +1,19 @@
 import { test } from '@jest/globals';
 import assert from 'node:assert/strict';
-import { acf, fillMissingLinear, isConstant, nanMean, nanVariance, olsLine, quantile7 } from '../../../src/engine/math/stats';
+import { acf, fillMissingLinear, isConstant, nanMean, nanVariance, olsLine, quantile7, runningMean } from '../../../src/engine/math/stats';
 
 test('nan-aware mean and variance', () => {
   assert.equal(nanMean([1, NaN, 3]), 2);
   assert.equal(nanVariance([1, NaN, 3]), 2);
   assert.ok(Number.isNaN(nanMean([NaN])));
   assert.ok(Number.isNaN(nanVariance([1])));
+});
+
+test('running mean: the mean without a sum that overflows near the largest double', () => {
+  assert.ok(Math.abs(runningMean([1, 2, 3, 4]) - 2.5) < 1e-15);
+  assert.equal(runningMean([]), 0);
+  assert.equal(nanMean([1e308, 1e308]), Infinity);
+  assert.ok(Math.abs(runningMean([1e308, 1e308, 5e307]) / 8.333333333333333e307 - 1) < 1e-15);
 });
 
 test('acf follows R acf: lag sums over the lag-0 sum of squares about the mean', () => {
