@@ -9,9 +9,10 @@ import type { SeriesInfo } from '../engine/types';
  * intermittent and low-count data forecast by a pool of TSB speeds (`registry.ts`). 1.3.0: the
  * calibration priors scale each side of the interval by its own curve (`calibration/prior.ts`).
  * 1.4.0: intermittent and low-count data of kind count forecast by the SES rate (`registry.ts`,
- * `AUTO_COUNT_INTERMITTENT_MODEL`).
+ * `AUTO_COUNT_INTERMITTENT_MODEL`). 1.5.0: that pool keeps at least a 3% chance of a demand per
+ * period (`COUNT_DEMAND_FLOOR`).
  */
-export const ENGINE_INFO = { name: 'forecast-engine', version: '1.4.0', runtime: `node ${process.versions.node}` } as const;
+export const ENGINE_INFO = { name: 'forecast-engine', version: '1.5.0', runtime: `node ${process.versions.node}` } as const;
 
 /**
  * Seasonal periods for an entity: its season length first, plus the longer cycle its frequency

@@ -9,6 +9,7 @@
  * (for mass away from zero) the mean of the continuous forecast unchanged.
  */
 import { runningMean } from '../math/stats';
+import { Rng } from '../rng';
 import type { PredictiveDistribution, StepDistribution } from '../types';
 
 /** Below this P(Y < ½) the discretised mean is taken as the continuous one (rounding is mean-neutral). */
@@ -75,6 +76,69 @@ export function toCountDistribution(pd: PredictiveDistribution): PredictiveDistr
     intervalMethod: pd.intervalMethod,
     samplePaths(n: number, seed: number): Float64Array[] {
       return pd.samplePaths(n, seed).map((p) => p.map((v) => (Number.isNaN(v) ? v : Math.max(0, Math.round(v)))));
+    },
+  };
+}
+
+/**
+ * A count law with at least `chance` probability of a positive value: what the base law lacks of
+ * it is moved from 0 to 1, so P(Y = 0) = min(F(0), 1 − chance) and P(Y ≤ x) = F(x) for x ≥ 1
+ * (the mean rises by the mass moved, the least any law reaching that chance can add). Why
+ * (`registry.ts`, `COUNT_DEMAND_FLOOR`): a count law's chance of a positive value is at most its
+ * mean, so a forecast whose mean is under 2.5% puts the upper end of its 95% interval at 0 and
+ * misses every demand that comes.
+ */
+export class DemandFloorStep implements StepDistribution {
+  readonly mean: number;
+  /** P(Y = 0) after the floor. */
+  readonly zero: number;
+  /** The mass moved from 0 to 1 (0 when the base law already reaches the chance). */
+  readonly moved: number;
+
+  constructor(
+    readonly base: StepDistribution,
+    chance: number,
+  ) {
+    const f0 = base.cdf(0);
+    this.zero = Math.min(f0, 1 - chance);
+    this.moved = f0 - this.zero;
+    this.mean = base.mean + this.moved;
+  }
+
+  cdf(x: number): number {
+    if (!(x >= 0)) return 0;
+    return x < 1 ? this.zero : this.base.cdf(x);
+  }
+
+  quantile(p: number): number {
+    return p <= this.zero ? 0 : Math.max(1, this.base.quantile(p));
+  }
+}
+
+/**
+ * `pd` (a count forecast) with every step's chance of a positive value at least `chance`
+ * (`DemandFloorStep`). Sample paths: the base paths, each 0 turned into 1 with probability
+ * moved / P(Y = 0) at its step (drawn from a stream seeded by `seed`), so their marginals are the
+ * floored laws and their dependence across steps stays the base model's.
+ */
+export function withDemandFloor(pd: PredictiveDistribution, chance: number): PredictiveDistribution {
+  const steps = pd.steps.map((s) => new DemandFloorStep(s, chance));
+  if (steps.every((s) => s.moved === 0)) return pd;
+  return {
+    model: pd.model,
+    mean: Float64Array.from(steps, (s) => s.mean),
+    steps,
+    intervalMethod: pd.intervalMethod,
+    samplePaths(n: number, seed: number): Float64Array[] {
+      const paths = pd.samplePaths(n, seed);
+      const rng = new Rng((seed ^ 0x5f3759df) >>> 0);
+      for (const path of paths) {
+        for (let i = 0; i < path.length && i < steps.length; i++) {
+          const flip = steps[i].moved / (steps[i].zero + steps[i].moved);
+          if (rng.uniform() < flip && path[i] === 0) path[i] = 1;
+        }
+      }
+      return paths;
     },
   };
 }

@@ -1,6 +1,9 @@
 import { test } from '@jest/globals';
 import assert from 'node:assert/strict';
-import { CountStep, toCountDistribution } from '../../../src/engine/distributions/count';
+import { CountStep, DemandFloorStep, toCountDistribution, withDemandFloor } from '../../../src/engine/distributions/count';
+import { HurdleStep, IntegerSizeStep } from '../../../src/engine/models/croston-distribution';
+import { forecastSeries } from '../../../src/engine';
+import { COUNT_DEMAND_FLOOR, COUNT_POOL } from '../../../src/engine/registry';
 import { NormalStep } from '../../../src/engine/distributions/normal-step';
 import { naive } from '../../../src/engine/models/naive';
 
@@ -50,4 +53,66 @@ test('count distribution: idempotent, paths integer and non-negative, seeded', (
   const paths = c.samplePaths(200, 3);
   assert.deepEqual(paths, c.samplePaths(200, 3));
   for (const p of paths) for (const v of p) assert.ok(Number.isInteger(v) && v >= 0);
+});
+
+test('demand floor: a count law gets at least the chance of a positive value, the mass moved from 0 to 1', () => {
+  const size = new IntegerSizeStep(3, 4);
+  const low = new HurdleStep(0.01, size);
+  const f = new DemandFloorStep(low, 0.03);
+  assert.ok(Math.abs(1 - f.cdf(0) - 0.03) < 1e-15);
+  assert.ok(Math.abs(f.cdf(1) - low.cdf(1)) < 1e-15, 'above 0 the cdf is the base law\'s');
+  assert.ok(Math.abs(f.mean - (low.mean + 0.02)) < 1e-15, 'the mean rises by the mass moved');
+  assert.equal(f.quantile(0.97), 0);
+  assert.equal(f.quantile(0.975), 1, 'the 95% interval now reaches one unit');
+  assert.equal(f.quantile(0.9999), Math.max(1, low.quantile(0.9999)));
+  // a law that already reaches the chance is unchanged
+  const high = new HurdleStep(0.2, size);
+  const g = new DemandFloorStep(high, 0.03);
+  assert.equal(g.moved, 0);
+  for (const p of PS) assert.equal(g.quantile(p), high.quantile(p));
+  assert.equal(g.mean, high.mean);
+  // no demand at all: a 3% chance of one unit
+  const none = new DemandFloorStep(new CountStep(new NormalStep(0, 0)), 0.03);
+  assert.ok(Math.abs(none.mean - 0.03) < 1e-15);
+  assert.equal(none.quantile(0.5), 0);
+  assert.equal(none.quantile(0.99), 1);
+});
+
+test('demand floor: seeded paths whose marginals are the floored laws', () => {
+  const y = [0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+  const pool = forecastSeries(y, { period: 1, kind: 'count' }, { horizon: 3, model: COUNT_POOL, confidence: false });
+  const floored = withDemandFloor(pool.distribution, 0.03);
+  assert.ok(pool.distribution.steps.every((s) => 1 - s.cdf(0) < 0.03), 'the fixture starts under the floor');
+  const n = 40000;
+  const paths = floored.samplePaths(n, 9);
+  assert.deepEqual(paths.slice(0, 50), floored.samplePaths(n, 9).slice(0, 50));
+  for (let k = 0; k < 3; k++) {
+    const positive = paths.filter((p) => p[k] >= 1).length / n;
+    assert.ok(Math.abs(positive - 0.03) < 0.004, `step ${k + 1}: ${positive}`);
+  }
+  // a forecast that already reaches the chance comes back as it is
+  const busy = forecastSeries([0, 2, 0, 1, 3, 0, 1, 0, 2, 1, 0, 4], { period: 1, kind: 'count' }, { horizon: 3, model: COUNT_POOL, confidence: false });
+  assert.equal(withDemandFloor(busy.distribution, 0.03), busy.distribution);
+});
+
+test('count-pool: the pool with the demand floor on count data, unchanged on continuous data', () => {
+  const y = [0, 1, 0, 0, 2, ...new Array<number>(40).fill(0)];
+  const pool = forecastSeries(y, { period: 12, kind: 'count' }, { horizon: 6, model: COUNT_POOL, confidence: false });
+  const floored = forecastSeries(y, { period: 12, kind: 'count' }, { horizon: 6, model: 'count-pool', confidence: false });
+  const auto = forecastSeries(y, { period: 12, kind: 'count' }, { horizon: 6, confidence: false });
+  assert.equal(auto.requestedModel, 'count-pool');
+  assert.match(auto.model, /^count-pool\(SES rate, TSB, TSB, TSB\)$/);
+  for (let k = 0; k < 6; k++) {
+    assert.ok(1 - floored.distribution.steps[k].cdf(0) >= COUNT_DEMAND_FLOOR - 1e-12);
+    assert.ok(floored.distribution.mean[k] >= pool.distribution.mean[k]);
+    assert.equal(auto.distribution.steps[k].quantile(0.975), floored.distribution.steps[k].quantile(0.975));
+  }
+  assert.ok(pool.distribution.steps.some((s) => s.quantile(0.975) === 0), 'the pool alone puts the 95% interval at 0');
+  assert.ok(floored.distribution.steps.every((s) => s.quantile(0.975) >= 1));
+  const continuous = forecastSeries(y, { period: 12 }, { horizon: 6, model: 'count-pool', confidence: false });
+  const plain = forecastSeries(y, { period: 12 }, { horizon: 6, model: COUNT_POOL, confidence: false });
+  assert.deepEqual(Array.from(continuous.distribution.mean), Array.from(plain.distribution.mean));
+  // a history of zeros stays in its plausibility band: no demand forecast where none was ever seen
+  const zeros = forecastSeries(new Array(30).fill(0), { period: 12, kind: 'count' }, { horizon: 6, confidence: false });
+  assert.ok(zeros.distribution.steps.every((s) => s.quantile(0.999) === 0));
 });
