@@ -9,8 +9,9 @@ BUF := node_modules/.bin/buf
 
 install: $(NPM_STAMP)
 
-# `npm ci` fails on this platform (the lockfile lacks other platforms' optional binaries):
-# `npm install` against the committed lockfile installs the same versions and leaves it unchanged.
+# `npm ci` failed on this platform while the registry lacked other platforms' optional binaries
+# (the lockfile could not list them): `npm install` against the committed lockfile installs the
+# same versions, and leaves the file unchanged now that it lists them (npm 11.19).
 $(NPM_STAMP): package.json package-lock.json
 	npm install --no-audit --no-fund
 	@touch $@
