@@ -83,7 +83,10 @@ const ENTRIES: Record<string, RegistryEntry> = {
   'count-pool': {
     family: countPoolFamily(),
     intermittent: true,
-    description: 'the count default for intermittent demand: mix:ses-rate*6+tsb-slow+tsb+tsb-fast with at least a 3% chance of a demand per period on count data',
+    // a getter: the constants it names are declared below the table
+    get description() {
+      return `the count default for intermittent demand: ${COUNT_POOL} with at least a ${COUNT_DEMAND_FLOOR * 100}% chance of a demand per period on count data`;
+    },
   },
 };
 

@@ -132,10 +132,10 @@ export function withDemandFloor(pd: PredictiveDistribution, chance: number): Pre
     samplePaths(n: number, seed: number): Float64Array[] {
       const paths = pd.samplePaths(n, seed);
       const rng = new Rng((seed ^ 0x5f3759df) >>> 0);
+      const flip = steps.map((s) => s.moved / (s.zero + s.moved));
       for (const path of paths) {
         for (let i = 0; i < path.length && i < steps.length; i++) {
-          const flip = steps[i].moved / (steps[i].zero + steps[i].moved);
-          if (rng.uniform() < flip && path[i] === 0) path[i] = 1;
+          if (rng.uniform() < flip[i] && path[i] === 0) path[i] = 1;
         }
       }
       return paths;
