@@ -23,9 +23,23 @@ import { ChildAccounts, startChildServer, type ChildServer } from '../helpers/ch
 import { frame, RawGrpc, type RawGrpcReply } from '../helpers/raw-grpc';
 import { encode, fillPath, mangleJson, mangleQuery, manglePath, message, methodsOf, mutateBytes, Rng, type FuzzMethod } from './generate';
 
+/**
+ * A whole-number setting from the environment, else `fallback`. Why settable: a deeper run with
+ * other seeds (e.g. FUZZ_SEED=99 FUZZ_REQUESTS=10000 node scripts/run-tests.js test/fuzz) explores
+ * what the fixed run does not; `make test` always runs the fixed one. A value that is not a
+ * positive whole number stops the suite instead of falling back silently.
+ */
+function envCount(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isSafeInteger(n) || n <= 0) throw new Error(`${name}=${raw}: not a positive whole number`);
+  return n;
+}
+
 /** Requests per protocol. */
-const REQUESTS_PER_PROTOCOL = 2500;
-const SEED = 20_261_123;
+const REQUESTS_PER_PROTOCOL = envCount('FUZZ_REQUESTS', 2500);
+const SEED = envCount('FUZZ_SEED', 20_261_123);
 const CONCURRENCY = 8;
 /** A bound for a loaded 2-core machine (the run takes about a minute): it only stops a hung run. */
 const TIMEOUT_MS = 10 * 60_000;
