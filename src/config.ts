@@ -78,6 +78,15 @@ export interface Config {
 
 const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error', 'silent'];
 
+/** The whole number in `env[name]` (at least `min`), or `fallback` when unset or empty; throws with the variable's name on a bad value. */
+export function envInteger(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be an integer ≥ ${min}, got ${raw}`);
+  return n;
+}
+
 /** Read the configuration from `env`; throws with the variable's name on a bad value. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = (name: string, fallback: number): number => {
@@ -87,13 +96,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`${name} must be a port number 0..65535, got ${raw}`);
     return n;
   };
-  const integer = (name: string, fallback: number, min: number): number => {
-    const raw = env[name];
-    if (raw === undefined || raw === '') return fallback;
-    const n = Number(raw);
-    if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be an integer ≥ ${min}, got ${raw}`);
-    return n;
-  };
+  const integer = (name: string, fallback: number, min: number): number => envInteger(env, name, fallback, min);
   const logLevel = (env.LOG_LEVEL ?? 'info') as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) throw new Error(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got ${env.LOG_LEVEL}`);
   const grace = Number(env.SHUTDOWN_GRACE_MS ?? 10000);

@@ -17,6 +17,7 @@
 import { afterAll, beforeAll, test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import * as grpc from '@grpc/grpc-js';
+import { envInteger } from '../../src/config';
 import { ERROR_STATUS } from '../../src/rpc/errors';
 import { loadDescriptors } from '../../src/rpc/descriptors';
 import { ChildAccounts, startChildServer, type ChildServer } from '../helpers/child-server';
@@ -24,22 +25,12 @@ import { frame, RawGrpc, type RawGrpcReply } from '../helpers/raw-grpc';
 import { encode, fillPath, mangleJson, mangleQuery, manglePath, message, methodsOf, mutateBytes, Rng, type FuzzMethod } from './generate';
 
 /**
- * A whole-number setting from the environment, else `fallback`. Why settable: a deeper run with
- * other seeds (e.g. FUZZ_SEED=99 FUZZ_REQUESTS=10000 node scripts/run-tests.js test/fuzz) explores
- * what the fixed run does not; `make test` always runs the fixed one. A value that is not a
- * positive whole number stops the suite instead of falling back silently.
+ * Requests per protocol and the seed: fixed for `make test`; FUZZ_REQUESTS and FUZZ_SEED choose a
+ * deeper run with other seeds (e.g. FUZZ_SEED=99 FUZZ_REQUESTS=10000 node scripts/run-tests.js
+ * test/fuzz). A value that is not a whole number ≥ 1 stops the suite instead of falling back.
  */
-function envCount(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isSafeInteger(n) || n <= 0) throw new Error(`${name}=${raw}: not a positive whole number`);
-  return n;
-}
-
-/** Requests per protocol. */
-const REQUESTS_PER_PROTOCOL = envCount('FUZZ_REQUESTS', 2500);
-const SEED = envCount('FUZZ_SEED', 20_261_123);
+const REQUESTS_PER_PROTOCOL = envInteger(process.env, 'FUZZ_REQUESTS', 2500, 1);
+const SEED = envInteger(process.env, 'FUZZ_SEED', 20_261_123, 1);
 const CONCURRENCY = 8;
 /** A bound for a loaded 2-core machine (the run takes about a minute): it only stops a hung run. */
 const TIMEOUT_MS = 10 * 60_000;
