@@ -8,6 +8,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { gunzipSync } from 'node:zlib';
+import { UsageError } from './args';
 
 /** One benchmark series. */
 export interface BenchmarkSeries {
@@ -19,6 +20,8 @@ export interface BenchmarkSeries {
   readonly test: number[];
   /** `"kind": "count"` in the record: count data (integer quantiles); absent = the CLI's `--kind`. */
   readonly kind?: 'continuous' | 'count';
+  /** Set by `rollingOrigins`: how many steps before the file's own forecast origin this record's is (0 = the file's). */
+  readonly origin?: number;
 }
 
 /** Read a `.jsonl` or `.jsonl.gz` file into objects (no validation). */
@@ -129,6 +132,102 @@ export function selectSeries<T extends { readonly group: string }>(all: readonly
     .filter((s) => select.group === undefined || s.group === select.group)
     .filter((_, i) => i % every === 0)
     .slice(0, select.limit ?? Infinity);
+}
+
+/**
+ * How `forecast evaluate` reshapes the selected series before scoring them, in this order (each
+ * optional; none given = the file's series as they are).
+ */
+export interface SeriesReshape {
+  /** Sum blocks of this many values (`aggregateSeries`). */
+  readonly aggregate?: number;
+  /** Split each series again so that its last `horizon` values are the test part. */
+  readonly horizon?: number;
+  /** Forecast origins per series (`rollingOrigins`). */
+  readonly origins?: number;
+}
+
+/**
+ * Fewest history values of a reshaped record (`SeriesReshape`) and of a calibration prior's
+ * validation window (`evaluate-prior.ts`); fewer and the record is dropped. Why 8: the shortest
+ * M3 series, 14 yearly values, leave 8 before their last 6.
+ */
+export const MIN_HISTORY = 8;
+
+/** Frequencies that a sum of K values of a named group is (group and seasonal period). */
+const AGGREGATED: Readonly<Record<string, Readonly<Record<number, readonly [string, number]>>>> = {
+  hourly: { 24: ['daily', 7], 168: ['weekly', 1] },
+  daily: { 7: ['weekly', 1] },
+  monthly: { 3: ['quarterly', 4], 12: ['yearly', 1] },
+  quarterly: { 4: ['yearly', 1] },
+};
+
+/**
+ * Temporal aggregation: the whole series (train and test) summed over blocks of `k` values,
+ * aligned to its end (the last block ends at the last value; fewer than `k` values left over at
+ * the start are dropped; a block with a missing value is missing), split again with the last
+ * `horizon` sums as the test part (default: the original horizon / k, at least 1). A known
+ * frequency becomes the one its sum is (`AGGREGATED`: quarterly × 4 is yearly, period 1;
+ * hourly × 24 daily, period 7); any other group is named `group×k`, with period / k (the period
+ * must then be 1 or a multiple of k). Why: a set of one frequency is a second source for another
+ * (the Australian tourism quarters as yearly series), with its own years of history.
+ */
+export function aggregateSeries(s: BenchmarkSeries, k: number, horizon?: number): BenchmarkSeries {
+  const known = AGGREGATED[s.group]?.[k];
+  if (!known && s.period > 1 && s.period % k !== 0) {
+    throw new UsageError(`--aggregate ${k}: series ${s.id} has period ${s.period}, which is not a multiple of ${k}`);
+  }
+  const [group, period] = known ?? [`${s.group}×${k}`, Math.max(1, s.period / k)];
+  const all = [...s.train, ...s.test];
+  const blocks = Math.floor(all.length / k);
+  const start = all.length - blocks * k;
+  const sums = Array.from({ length: blocks }, (_, b) => {
+    let sum = 0;
+    for (let i = start + b * k; i < start + (b + 1) * k; i++) sum += all[i];
+    return sum;
+  });
+  const h = Math.min(horizon ?? Math.max(1, Math.floor(s.horizon / k)), sums.length);
+  return { ...s, group, period, horizon: h, train: sums.slice(0, sums.length - h), test: sums.slice(sums.length - h) };
+}
+
+/**
+ * Rolling origins: the series forecast from `n` origins, the file's own (origin 0) and the ones
+ * 1, 2, …, n − 1 steps before it, each scored on the `horizon` values after it (so every window
+ * is whole, and the earlier ones reach back into the training part). Origins that would leave
+ * fewer than `MIN_HISTORY` values of history are left out. Why: one test window is one stretch of
+ * time; coverage from many origins shows whether a set's figure is the calibration or its period.
+ */
+export function rollingOrigins(s: BenchmarkSeries, n: number): BenchmarkSeries[] {
+  const all = [...s.train, ...s.test];
+  const out: BenchmarkSeries[] = [];
+  for (let j = 0; j < n; j++) {
+    const t = s.train.length - j;
+    if (t < MIN_HISTORY) break;
+    out.push({ ...s, train: all.slice(0, t), test: all.slice(t, t + s.horizon), origin: j });
+  }
+  return out;
+}
+
+/** Apply a reshape (`SeriesReshape`) to selected series; records with fewer than `MIN_HISTORY` history values are dropped. */
+export function reshapeSeries(series: readonly BenchmarkSeries[], reshape: SeriesReshape = {}): BenchmarkSeries[] {
+  const { aggregate, horizon, origins } = reshape;
+  if (aggregate === undefined && horizon === undefined && origins === undefined) return [...series];
+  return series.flatMap((original) => {
+    let s = original;
+    if (aggregate !== undefined) s = aggregateSeries(s, aggregate, horizon);
+    else if (horizon !== undefined) {
+      const all = [...s.train, ...s.test];
+      const h = Math.min(horizon, all.length);
+      s = { ...s, horizon: h, train: all.slice(0, all.length - h), test: all.slice(all.length - h) };
+    }
+    if (origins !== undefined) return rollingOrigins(s, origins);
+    return s.train.length >= MIN_HISTORY ? [s] : [];
+  });
+}
+
+/** The series `forecast evaluate` scores from `file`: loaded, selected, then reshaped (the main thread and every worker call this alike). */
+export function evaluationSeries(file: string, select: SeriesSelection, reshape?: SeriesReshape): BenchmarkSeries[] {
+  return reshapeSeries(selectSeries(loadBenchmark(file), select), reshape);
 }
 
 /**

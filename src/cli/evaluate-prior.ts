@@ -35,7 +35,7 @@ import { maseScale } from '../engine/metrics';
 import { autoModelName, keepsOwnIntervals, resolveModel } from '../engine/registry';
 import type { BacktestResult } from '../engine/backtest';
 import { allowOnly, optionValue, parseArgs, UsageError } from './args';
-import { loadBenchmark, type BenchmarkSeries } from './evaluate-data';
+import { loadBenchmark, MIN_HISTORY, type BenchmarkSeries } from './evaluate-data';
 import { periodsFor } from './evaluate-series';
 import { workerScript } from '../worker-script';
 
@@ -60,10 +60,6 @@ export interface PriorRecord {
   readonly scale: number;
   readonly backtest: BacktestResult;
 }
-
-
-/** Fewest history values for a validation record (why: the shortest M3 series, 14 yearly values, leave 8). */
-const MIN_HISTORY = 8;
 
 /**
  * Validation windows per series. Why two: one window is one stretch of time, and a set whose last

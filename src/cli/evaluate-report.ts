@@ -22,6 +22,8 @@ export interface FullModelReport extends ModelReport {
   readonly groups: Record<string, ModelReport>;
   /** The most frequent fitted-model names, for seeing what `auto` chose. */
   readonly chosen: Record<string, number>;
+  /** With `--origins`: the figures per forecast origin (0 = the file's own, n = n steps before it), over every group. */
+  readonly by_origin?: Record<string, ModelReport>;
 }
 
 function summarise(results: readonly SeriesResult[], k: number): ModelReport {
@@ -65,39 +67,57 @@ export function modelReport(results: readonly SeriesResult[], k: number, model: 
     const name = r.models[k].fitted.replace(/\(.*$/s, '');
     chosen[name] = (chosen[name] ?? 0) + 1;
   }
-  return { model, ...summarise(results, k), groups, chosen };
+  const origins = [...new Set(results.flatMap((r) => (r.origin === undefined ? [] : [r.origin])))].sort((a, b) => a - b);
+  const byOrigin =
+    origins.length > 0
+      ? { by_origin: Object.fromEntries(origins.map((o) => [String(o), summarise(results.filter((r) => r.origin === o), k)])) }
+      : {};
+  return { model, ...summarise(results, k), groups, chosen, ...byOrigin };
 }
 
 const fmt = (v: number, d = 3): string => (Number.isFinite(v) ? v.toFixed(d) : String(v));
 
+/** The table's header, for rows of `group` (the second column's name). */
+function header(group: string, level: number): string {
+  const pct = Math.round(level * 100);
+  return ['model', group, 'series', 'sMAPE', 'MASE', 'OWA', `MSIS${pct}`, `cover${pct}`, 'SPL', 's/series', 'failed']
+    .map((c, i) => (i < 2 ? c.padEnd(i === 0 ? 22 : 10) : c.padStart(9)))
+    .join(' ');
+}
+
+/** One row of the table: `model`'s figures `m` on the rows called `label`. */
+function formatRow(model: string, label: string, m: ModelReport): string {
+  return [
+    model.slice(0, 22).padEnd(22),
+    label.padEnd(10),
+    String(m.series).padStart(9),
+    fmt(m.smape).padStart(9),
+    fmt(m.mase).padStart(9),
+    fmt(m.owa).padStart(9),
+    fmt(m.msis).padStart(9),
+    fmt(m.coverage).padStart(9),
+    fmt(m.spl).padStart(9),
+    fmt(m.seconds_per_series, 4).padStart(9),
+    String(m.failures).padStart(9),
+  ].join(' ');
+}
+
 /** A plain-text table of reports. */
 export function formatReports(reports: readonly FullModelReport[], level: number, wallSeconds: number): string {
-  const lines: string[] = [];
-  const pct = Math.round(level * 100);
-  lines.push(
-    ['model', 'group', 'series', 'sMAPE', 'MASE', 'OWA', `MSIS${pct}`, `cover${pct}`, 'SPL', 's/series', 'failed']
-      .map((c, i) => (i < 2 ? c.padEnd(i === 0 ? 22 : 10) : c.padStart(9)))
-      .join(' '),
-  );
+  const lines: string[] = [header('group', level)];
   for (const r of reports) {
-    const row = (group: string, m: ModelReport) =>
-      [
-        r.model.slice(0, 22).padEnd(22),
-        group.padEnd(10),
-        String(m.series).padStart(9),
-        fmt(m.smape).padStart(9),
-        fmt(m.mase).padStart(9),
-        fmt(m.owa).padStart(9),
-        fmt(m.msis).padStart(9),
-        fmt(m.coverage).padStart(9),
-        fmt(m.spl).padStart(9),
-        fmt(m.seconds_per_series, 4).padStart(9),
-        String(m.failures).padStart(9),
-      ].join(' ');
-    for (const [g, m] of Object.entries(r.groups)) lines.push(row(g, m));
-    lines.push(row('ALL', r));
+    for (const [g, m] of Object.entries(r.groups)) lines.push(formatRow(r.model, g, m));
+    lines.push(formatRow(r.model, 'ALL', r));
   }
   lines.push(`wall time ${wallSeconds.toFixed(1)} s`);
+  return lines.join('\n');
+}
+
+/** The same table per forecast origin (`by_origin`, over every group); empty when there is none. */
+export function formatByOrigin(reports: readonly FullModelReport[], level: number): string {
+  if (!reports.some((r) => r.by_origin)) return '';
+  const lines: string[] = [`by forecast origin (0 = the file's own, n = n steps before it)`, header('origin', level)];
+  for (const r of reports) for (const [o, m] of Object.entries(r.by_origin ?? {})) lines.push(formatRow(r.model, o, m));
   return lines.join('\n');
 }
 

@@ -46,6 +46,8 @@ export interface ModelSeriesResult {
 export interface SeriesResult {
   readonly id: string;
   readonly group: string;
+  /** The record's forecast origin (`BenchmarkSeries.origin`), when `--origins` made it. */
+  readonly origin?: number;
   readonly smapeNaive2: number;
   readonly maseNaive2: number;
   readonly models: ModelSeriesResult[];
@@ -99,6 +101,7 @@ export function evaluateSeries(series: BenchmarkSeries, models: readonly string[
   return {
     id: series.id,
     group: series.group,
+    ...(series.origin !== undefined ? { origin: series.origin } : {}),
     smapeNaive2: smape(series.test, naive2),
     maseNaive2: mase(series.test, naive2, scale),
     models: results,

@@ -4,7 +4,7 @@
  * main thread sends until it receives `null`.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { loadBenchmark, selectSeries, type SeriesSelection } from './evaluate-data';
+import { evaluationSeries, type SeriesReshape, type SeriesSelection } from './evaluate-data';
 import { evaluateSeries, type EvaluateOptions } from './evaluate-series';
 import { serveBatches } from './worker-batches';
 
@@ -12,12 +12,13 @@ import { serveBatches } from './worker-batches';
 export interface WorkerInput extends EvaluateOptions {
   readonly file: string;
   readonly select: SeriesSelection;
+  readonly reshape?: SeriesReshape;
   readonly models: readonly string[];
 }
 
 if (parentPort) {
   const port = parentPort;
   const input = workerData as WorkerInput;
-  const series = selectSeries(loadBenchmark(input.file), input.select);
+  const series = evaluationSeries(input.file, input.select, input.reshape);
   serveBatches(port, (i) => evaluateSeries(series[i], input.models, input));
 }

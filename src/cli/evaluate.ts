@@ -13,8 +13,8 @@
 import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { allowOnly, optionValue, parseArgs, UsageError, type ParsedArgs } from './args';
-import { loadBenchmark, selectSeries, type BenchmarkSeries, type SeriesSelection } from './evaluate-data';
-import { formatByHorizon, formatReports, modelReport, type FullModelReport } from './evaluate-report';
+import { evaluationSeries, MIN_HISTORY, type BenchmarkSeries, type SeriesReshape, type SeriesSelection } from './evaluate-data';
+import { formatByHorizon, formatByOrigin, formatReports, modelReport, type FullModelReport } from './evaluate-report';
 import { evaluateSeries, PINBALL_PROBS, type SeriesResult } from './evaluate-series';
 import type { WorkerInput } from './evaluate-worker';
 import { progressPrinter, runWorkers } from './worker-batches';
@@ -34,6 +34,10 @@ coverage of the central interval, and the scaled pinball loss (SPL) of quantiles
   --group G            only the series of group G
   --every K            only every K-th series
   --limit N            at most N series
+  --aggregate K        sum blocks of K values first (quarterly data with K=4 is scored as yearly series)
+  --horizon H          split each series again with its last H values as the test part
+  --origins N          also forecast from the N-1 origins before the file's own, one step apart,
+                       each scored on the horizon after it; prints the figures per origin
   --workers N          worker threads (default: one per core)
   --by-horizon         also print coverage per horizon step (always in --json)
   --json               print only one JSON object on stdout (the table goes to stderr)
@@ -58,7 +62,7 @@ export interface Evaluation {
 export async function runEvaluation(
   input: EvaluationInput,
   progress: (done: number) => void = () => {},
-  series: readonly BenchmarkSeries[] = selectSeries(loadBenchmark(input.file), input.select),
+  series: readonly BenchmarkSeries[] = evaluationSeries(input.file, input.select, input.reshape),
 ): Promise<Evaluation> {
   if (series.length === 0) throw new UsageError(`no series selected from ${input.file}`);
   const { workers, ...workerInput } = input;
@@ -101,8 +105,9 @@ function parseInput(args: ParsedArgs): EvaluationInput {
   if (quantiles.length === 0 || quantiles.some((p) => !(p > 0 && p < 1))) throw new UsageError(`--quantiles must be probabilities in (0, 1), got ${qText}`);
   const group = optionValue(args, 'group');
   const select: SeriesSelection = { limit: positive('limit'), every: positive('every'), ...(group !== undefined ? { group } : {}) };
+  const reshape: SeriesReshape = { aggregate: positive('aggregate'), horizon: positive('horizon'), origins: positive('origins') };
   const workers = positive('workers') ?? availableParallelism();
-  return { file, select, models, level: levelPct / 100, calibrate, kind, quantiles, workers };
+  return { file, select, reshape, models, level: levelPct / 100, calibrate, kind, quantiles, workers };
 }
 
 /** Run `forecast evaluate` with the arguments after the command name; resolves the exit code. */
@@ -112,10 +117,13 @@ export async function evaluateCommand(argv: string[]): Promise<number> {
     process.stdout.write(USAGE + '\n');
     return 0;
   }
-  allowOnly(args, ['data', 'models', 'level', 'json', 'limit', 'workers', 'calibrate', 'kind', 'quantiles', 'group', 'every', 'by-horizon']);
+  allowOnly(args, ['data', 'models', 'level', 'json', 'limit', 'workers', 'calibrate', 'kind', 'quantiles', 'group', 'every', 'by-horizon', 'aggregate', 'horizon', 'origins']);
   const input = parseInput(args);
-  const series = selectSeries(loadBenchmark(input.file), input.select);
-  if (series.length === 0) throw new UsageError(`no series selected from ${input.file}`);
+  const series = evaluationSeries(input.file, input.select, input.reshape);
+  if (series.length === 0) {
+    const reshaped = Object.values(input.reshape ?? {}).some((v) => v !== undefined);
+    throw new UsageError(`no series selected from ${input.file}${reshaped ? ` with ${MIN_HISTORY} or more values of history after reshaping` : ''}`);
+  }
   // fail fast on an unknown model name, before starting threads
   evaluateSeries(series[0], input.models, input).models.forEach((m) => {
     if (m.error?.startsWith('UnknownModelError')) throw new UsageError(m.error.replace(/^UnknownModelError: /, ''));
@@ -129,6 +137,8 @@ export async function evaluateCommand(argv: string[]): Promise<number> {
   const table = json ? process.stderr : process.stdout;
   table.write(formatReports(reports, input.level, wallSeconds) + '\n');
   if (args.options.has('by-horizon')) table.write(formatByHorizon(reports, input.level) + '\n');
+  const byOrigin = formatByOrigin(reports, input.level);
+  if (byOrigin) table.write(byOrigin + '\n');
   if (json) {
     const top = reports[0];
     const { model: _model, groups, chosen, ...figures } = top;

@@ -4,6 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { aggregateSeries, reshapeSeries, rollingOrigins, type BenchmarkSeries } from '../../../src/cli/evaluate-data';
 import { Rng } from '../../../src/engine/rng';
 import { REPO_ROOT } from '../../helpers/files';
 
@@ -61,8 +62,73 @@ test('evaluate refuses bad usage with exit code 2', () => {
   assert.equal(r.status, 2);
   assert.match(r.stderr, /unknown model/);
   assert.equal(spawnSync(process.execPath, [CLI], { encoding: 'utf8' }).status, 2);
-  for (const bad of [['--kind', 'integer'], ['--quantiles', '0.5,2'], ['--every', '0'], ['--group', 'none']]) {
+  for (const bad of [['--kind', 'integer'], ['--quantiles', '0.5,2'], ['--every', '0'], ['--group', 'none'], ['--origins', '0'], ['--horizon', '-1'], ['--aggregate', '5'], ['--group', 'yearly', '--aggregate', '60']]) {
     const b = spawnSync(process.execPath, [CLI, '--data', smallFile(), ...bad], { encoding: 'utf8' });
     assert.equal(b.status, 2, `${bad.join(' ')}: ${b.stderr}`);
   }
+});
+
+const quarterly = (n: number, h: number): BenchmarkSeries => {
+  const all = Array.from({ length: n }, (_, t) => t + 1);
+  return { id: 'Q', group: 'quarterly', period: 4, horizon: h, train: all.slice(0, n - h), test: all.slice(n - h) };
+};
+
+test('aggregateSeries sums blocks aligned to the end and names the frequency the sum is', () => {
+  // 1..42: two values before the first whole year are dropped; the years are 3+4+5+6, …, 39+40+41+42
+  const y = aggregateSeries(quarterly(42, 8), 4);
+  assert.equal(y.group, 'yearly');
+  assert.equal(y.period, 1);
+  assert.equal(y.horizon, 2);
+  assert.deepEqual([...y.train, ...y.test], Array.from({ length: 10 }, (_, b) => 4 * (4 * b + 3) + 6));
+  assert.deepEqual(y.test, [4 * 35 + 6, 4 * 39 + 6]);
+  assert.equal(aggregateSeries(quarterly(42, 8), 4, 3).test.length, 3);
+  // a missing value makes its block missing; an unknown group keeps its name with the factor
+  const gap = { ...quarterly(16, 4), group: 'q', train: [1, NaN, ...quarterly(16, 4).train.slice(2)] };
+  const g = aggregateSeries(gap, 2);
+  assert.equal(g.group, 'q×2');
+  assert.equal(g.period, 2);
+  assert.ok(Number.isNaN(g.train[0]));
+  assert.equal(g.train[1], 3 + 4);
+  assert.throws(() => aggregateSeries(quarterly(40, 8), 3), /period 4, which is not a multiple of 3/);
+});
+
+test('rollingOrigins scores whole windows from earlier origins and stops before too short a history', () => {
+  const s = quarterly(20, 4);
+  const r = rollingOrigins(s, 20);
+  // histories of 16, 15, …, 8 values: 9 origins
+  assert.deepEqual(r.map((x) => x.origin), [0, 1, 2, 3, 4, 5, 6, 7, 8]);
+  assert.deepEqual(r[0].train, s.train);
+  assert.deepEqual(r[0].test, s.test);
+  assert.deepEqual(r[3].train, s.train.slice(0, 13));
+  assert.deepEqual(r[3].test, [14, 15, 16, 17]);
+  assert.ok(r.every((x) => x.test.length === 4 && x.horizon === 4));
+});
+
+test('reshapeSeries re-splits with a new horizon, drops short histories, and leaves series alone without options', () => {
+  const s = quarterly(20, 4);
+  assert.deepEqual(reshapeSeries([s]), [s]);
+  const [h6] = reshapeSeries([s], { horizon: 6 });
+  assert.equal(h6.train.length, 14);
+  assert.deepEqual(h6.test, [15, 16, 17, 18, 19, 20]);
+  assert.equal(h6.origin, undefined);
+  assert.deepEqual(reshapeSeries([s], { horizon: 13 }), []);
+  // 20 quarters are 5 years: too short a history as yearly data
+  assert.deepEqual(reshapeSeries([s], { aggregate: 4 }), []);
+  assert.equal(reshapeSeries([quarterly(48, 8)], { aggregate: 4, horizon: 2, origins: 3 }).length, 3);
+});
+
+test('evaluate --aggregate and --origins score reshaped series and report per origin', () => {
+  const r = spawnSync(process.execPath, [CLI, '--data', smallFile(), '--group', 'monthly', '--aggregate', '3', '--horizon', '2', '--origins', '3', '--models', 'naive', '--workers', '1', '--json'], {
+    encoding: 'utf8',
+  });
+  assert.equal(r.status, 0, r.stderr);
+  const summary = JSON.parse(r.stdout);
+  // 10 monthly series of 60 values: 20 quarters each, 3 origins each
+  assert.equal(summary.series, 30);
+  assert.deepEqual(Object.keys(summary.groups), ['quarterly']);
+  assert.deepEqual(Object.keys(summary.by_origin), ['0', '1', '2']);
+  for (const o of Object.values(summary.by_origin) as Record<string, number>[]) assert.equal(o.series, 10);
+  assert.equal(summary.coverage_by_step.length, 2);
+  assert.match(r.stderr, /by forecast origin/);
+  assert.match(r.stderr, /naive\s+2\s+10\s/);
 });
