@@ -186,8 +186,13 @@ export function aggregateSeries(s: BenchmarkSeries, k: number, horizon?: number)
     for (let i = start + b * k; i < start + (b + 1) * k; i++) sum += all[i];
     return sum;
   });
-  const h = Math.min(horizon ?? Math.max(1, Math.floor(s.horizon / k)), sums.length);
-  return { ...s, group, period, horizon: h, train: sums.slice(0, sums.length - h), test: sums.slice(sums.length - h) };
+  return splitEnd({ ...s, group, period }, sums, horizon ?? Math.max(1, Math.floor(s.horizon / k)));
+}
+
+/** `s` with `values` split so that their last `horizon` (at most all of them) are the test part. */
+function splitEnd(s: BenchmarkSeries, values: readonly number[], horizon: number): BenchmarkSeries {
+  const h = Math.min(horizon, values.length);
+  return { ...s, horizon: h, train: values.slice(0, values.length - h), test: values.slice(values.length - h) };
 }
 
 /**
@@ -215,11 +220,7 @@ export function reshapeSeries(series: readonly BenchmarkSeries[], reshape: Serie
   return series.flatMap((original) => {
     let s = original;
     if (aggregate !== undefined) s = aggregateSeries(s, aggregate, horizon);
-    else if (horizon !== undefined) {
-      const all = [...s.train, ...s.test];
-      const h = Math.min(horizon, all.length);
-      s = { ...s, horizon: h, train: all.slice(0, all.length - h), test: all.slice(all.length - h) };
-    }
+    else if (horizon !== undefined) s = splitEnd(s, [...s.train, ...s.test], horizon);
     if (origins !== undefined) return rollingOrigins(s, origins);
     return s.train.length >= MIN_HISTORY ? [s] : [];
   });
