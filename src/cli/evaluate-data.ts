@@ -145,6 +145,8 @@ export interface SeriesReshape {
   readonly horizon?: number;
   /** Forecast origins per series (`rollingOrigins`). */
   readonly origins?: number;
+  /** Keep only the last `history` values before each record's origin (how a method does on short histories). */
+  readonly history?: number;
 }
 
 /**
@@ -215,14 +217,14 @@ export function rollingOrigins(s: BenchmarkSeries, n: number): BenchmarkSeries[]
 
 /** Apply a reshape (`SeriesReshape`) to selected series; records with fewer than `MIN_HISTORY` history values are dropped. */
 export function reshapeSeries(series: readonly BenchmarkSeries[], reshape: SeriesReshape = {}): BenchmarkSeries[] {
-  const { aggregate, horizon, origins } = reshape;
-  if (aggregate === undefined && horizon === undefined && origins === undefined) return [...series];
+  const { aggregate, horizon, origins, history } = reshape;
+  if (aggregate === undefined && horizon === undefined && origins === undefined && history === undefined) return [...series];
   return series.flatMap((original) => {
     let s = original;
     if (aggregate !== undefined) s = aggregateSeries(s, aggregate, horizon);
     else if (horizon !== undefined) s = splitEnd(s, [...s.train, ...s.test], horizon);
-    if (origins !== undefined) return rollingOrigins(s, origins);
-    return s.train.length >= MIN_HISTORY ? [s] : [];
+    const records = origins !== undefined ? rollingOrigins(s, origins) : s.train.length >= MIN_HISTORY ? [s] : [];
+    return history === undefined ? records : records.map((r) => ({ ...r, train: r.train.slice(-history) })).filter((r) => r.train.length >= MIN_HISTORY);
   });
 }
 

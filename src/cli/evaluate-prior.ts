@@ -2,7 +2,11 @@
  * Fits the calibration priors of `src/engine/calibration/prior.ts` from benchmark files and
  * prints them as TypeScript, with the figures they were fitted on:
  *
- *   node dist/src/cli/evaluate-prior.js --data FILE[,FILE...] [--workers N]
+ *   node dist/src/cli/evaluate-prior.js --data FILE[,FILE...] [--sum FILE:K:H[,...]] [--workers N]
+ *
+ * `--sum FILE:K:H` adds FILE's training parts summed over blocks of K values (`summedTraining`:
+ * the test part is dropped first, so no test value reaches a prior), with validation windows of H
+ * sums: a set of one frequency as a source for another (M4 hourly as short daily series).
  *
  * Only the training part of each series is used (`validationSplit`): its last `horizon` values, and
  * the `horizon` values before them (`VALIDATION_WINDOWS`), are the windows the priors are fitted
@@ -35,7 +39,7 @@ import { maseScale } from '../engine/metrics';
 import { autoModelName, keepsOwnIntervals, resolveModel } from '../engine/registry';
 import type { BacktestResult } from '../engine/backtest';
 import { allowOnly, optionValue, parseArgs, UsageError } from './args';
-import { loadBenchmark, MIN_HISTORY, type BenchmarkSeries } from './evaluate-data';
+import { aggregateSeries, loadBenchmark, MIN_HISTORY, type BenchmarkSeries } from './evaluate-data';
 import { periodsFor } from './evaluate-series';
 import { workerScript } from '../worker-script';
 
@@ -396,15 +400,39 @@ function report(records: readonly PriorRecord[]): void {
 interface Job {
   readonly file: string;
   readonly indices: number[];
+  /** `--sum`: block size and validation horizon of the summed training parts. */
+  readonly sum?: { readonly k: number; readonly horizon: number };
+}
+
+/**
+ * A series' training part summed over blocks of `k` values (`aggregateSeries`, aligned to the
+ * training part's end), as a prior's source: no test part, validation windows of `horizon` sums.
+ */
+export function summedTraining(s: BenchmarkSeries, k: number, horizon: number): BenchmarkSeries {
+  return { ...aggregateSeries({ ...s, test: [] }, k, 0), horizon };
+}
+
+/** `--sum FILE:K:H[,...]` as jobs' file and block size / horizon. */
+function sumJobs(text: string | undefined): { file: string; sum: { k: number; horizon: number } }[] {
+  return (text ?? '')
+    .split(',')
+    .filter(Boolean)
+    .map((spec) => {
+      const m = /^(.+):(\d+):(\d+)$/.exec(spec);
+      const k = Number(m?.[2]);
+      const horizon = Number(m?.[3]);
+      if (!m || !(k > 1) || !(horizon > 0)) throw new UsageError(`--sum wants FILE:K:H with K > 1 and H > 0, got ${spec}`);
+      return { file: m[1], sum: { k, horizon } };
+    });
 }
 
 async function main(argv: string[]): Promise<number> {
   const args = parseArgs(argv, []);
-  allowOnly(args, ['data', 'workers']);
+  allowOnly(args, ['data', 'workers', 'sum']);
   const files = (optionValue(args, 'data') ?? '').split(',').filter(Boolean);
   if (files.length === 0) throw new UsageError('--data FILE[,FILE...] is required');
   const workers = Number(optionValue(args, 'workers') ?? availableParallelism());
-  const jobs: Job[] = files.map((file) => ({ file, indices: loadBenchmark(file).map((_, i) => i) }));
+  const jobs: Job[] = [...files.map((file) => ({ file })), ...sumJobs(optionValue(args, 'sum'))].map((j) => ({ ...j, indices: loadBenchmark(j.file).map((_, i) => i) }));
   const records: PriorRecord[] = [];
   for (const job of jobs) {
     const parts = Array.from({ length: workers }, (_, w) => job.indices.filter((i) => i % workers === w));
@@ -412,7 +440,7 @@ async function main(argv: string[]): Promise<number> {
       parts.map(
         (indices) =>
           new Promise<(PriorRecord | null)[]>((ok, fail) => {
-            const w = new Worker(workerScript(__dirname, 'evaluate-prior'), { workerData: { file: job.file, indices } });
+            const w = new Worker(workerScript(__dirname, 'evaluate-prior'), { workerData: { ...job, indices } satisfies Job });
             w.once('message', ok);
             w.once('error', fail);
           }),
@@ -426,9 +454,11 @@ async function main(argv: string[]): Promise<number> {
 }
 
 if (!isMainThread && parentPort) {
-  const { file, indices } = workerData as Job;
-  const all = loadBenchmark(file);
-  const name = file.split('/').slice(-1)[0].replace(/\.jsonl?(\.gz)?$/, '');
+  const { file, indices, sum } = workerData as Job;
+  const loaded = loadBenchmark(file);
+  const all = sum ? loaded.map((s) => summedTraining(s, sum.k, sum.horizon)) : loaded;
+  const base = file.split('/').slice(-1)[0].replace(/\.jsonl?(\.gz)?$/, '');
+  const name = sum ? `${base}×${sum.k}` : base;
   parentPort.postMessage(indices.flatMap((i) => Array.from({ length: VALIDATION_WINDOWS }, (_, w) => priorRecord(all[i], name, i, w + 1))));
 } else if (require.main === module) {
   main(process.argv.slice(2)).then(

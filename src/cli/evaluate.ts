@@ -38,6 +38,7 @@ coverage of the central interval, and the scaled pinball loss (SPL) of quantiles
   --horizon H          split each series again with its last H values as the test part
   --origins N          also forecast from the N-1 origins before the file's own, one step apart,
                        each scored on the horizon after it; prints the figures per origin
+  --history N          keep only the last N values before each origin (short-history behaviour)
   --workers N          worker threads (default: one per core)
   --by-horizon         also print coverage per horizon step (always in --json)
   --json               print only one JSON object on stdout (the table goes to stderr)
@@ -105,7 +106,7 @@ function parseInput(args: ParsedArgs): EvaluationInput {
   if (quantiles.length === 0 || quantiles.some((p) => !(p > 0 && p < 1))) throw new UsageError(`--quantiles must be probabilities in (0, 1), got ${qText}`);
   const group = optionValue(args, 'group');
   const select: SeriesSelection = { limit: positive('limit'), every: positive('every'), ...(group !== undefined ? { group } : {}) };
-  const reshape: SeriesReshape = { aggregate: positive('aggregate'), horizon: positive('horizon'), origins: positive('origins') };
+  const reshape: SeriesReshape = { aggregate: positive('aggregate'), horizon: positive('horizon'), origins: positive('origins'), history: positive('history') };
   const workers = positive('workers') ?? availableParallelism();
   return { file, select, reshape, models, level: levelPct / 100, calibrate, kind, quantiles, workers };
 }
@@ -117,7 +118,7 @@ export async function evaluateCommand(argv: string[]): Promise<number> {
     process.stdout.write(USAGE + '\n');
     return 0;
   }
-  allowOnly(args, ['data', 'models', 'level', 'json', 'limit', 'workers', 'calibrate', 'kind', 'quantiles', 'group', 'every', 'by-horizon', 'aggregate', 'horizon', 'origins']);
+  allowOnly(args, ['data', 'models', 'level', 'json', 'limit', 'workers', 'calibrate', 'kind', 'quantiles', 'group', 'every', 'by-horizon', 'aggregate', 'horizon', 'origins', 'history']);
   const input = parseInput(args);
   const series = evaluationSeries(input.file, input.select, input.reshape);
   if (series.length === 0) {

@@ -1,6 +1,6 @@
 import { test } from '@jest/globals';
 import assert from 'node:assert/strict';
-import { fitCurve, priorRecord, sideFactor, validationSplit, type PriorRecord } from '../../../src/cli/evaluate-prior';
+import { fitCurve, priorRecord, sideFactor, summedTraining, validationSplit, type PriorRecord } from '../../../src/cli/evaluate-prior';
 import type { BenchmarkSeries } from '../../../src/cli/evaluate-data';
 import { PRIOR_FACTOR_BOUNDS } from '../../../src/engine/calibration/conformal';
 
@@ -26,6 +26,22 @@ test('priors are fitted on the training part only: its last horizon values are t
   assert.deepEqual(w2.train, [1, 2, 3, 4, 5, 6, 7, 8]);
   assert.deepEqual(w2.test, [9, 10, 11, 12, 13, 14]);
   assert.equal(validationSplit(series(19, 6), 2), null);
+});
+
+test('a summed source (--sum) sums the training part only, so its validation windows hold no test value', () => {
+  // 30 "hourly" values summed over 4: 7 blocks aligned to the training part's end (the first 2 values dropped)
+  const hourly = { ...series(30, 6), group: 'hourly', period: 24 };
+  const d = summedTraining(hourly, 4, 2);
+  assert.equal(d.group, 'hourly×4');
+  assert.equal(d.horizon, 2);
+  assert.deepEqual(d.test, []);
+  assert.deepEqual(d.train, [3, 7, 11, 15, 19, 23, 27].map((t) => 4 * t + 6));
+  assert.ok(d.train.every((y) => y < 1000), 'no test value (1000 and up) in a sum');
+  // a known frequency becomes the one its sum is: hourly × 24 is daily, period 7
+  const day = summedTraining({ ...series(48 * 10, 48), group: 'hourly', period: 24 }, 24, 7);
+  assert.equal(day.group, 'daily');
+  assert.equal(day.period, 7);
+  assert.equal(day.train.length, 20);
 });
 
 test('fitCurve recovers each side\'s log-linear factor curve from errors at known multiples of that side\'s reach', () => {

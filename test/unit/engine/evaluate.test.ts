@@ -104,7 +104,7 @@ test('rollingOrigins scores whole windows from earlier origins and stops before 
   assert.ok(r.every((x) => x.test.length === 4 && x.horizon === 4));
 });
 
-test('reshapeSeries re-splits with a new horizon, drops short histories, and leaves series alone without options', () => {
+test('reshapeSeries re-splits with a new horizon, shortens histories, drops short ones, and leaves series alone without options', () => {
   const s = quarterly(20, 4);
   assert.deepEqual(reshapeSeries([s]), [s]);
   const [h6] = reshapeSeries([s], { horizon: 6 });
@@ -115,6 +115,11 @@ test('reshapeSeries re-splits with a new horizon, drops short histories, and lea
   // 20 quarters are 5 years: too short a history as yearly data
   assert.deepEqual(reshapeSeries([s], { aggregate: 4 }), []);
   assert.equal(reshapeSeries([quarterly(48, 8)], { aggregate: 4, horizon: 2, origins: 3 }).length, 3);
+  // --history keeps the last values before each origin, and drops a record left with fewer than 8
+  const short = reshapeSeries([s], { origins: 3, history: 9 });
+  assert.deepEqual(short.map((r) => r.train), [s.train.slice(-9), s.train.slice(-10, -1), s.train.slice(-11, -2)]);
+  assert.deepEqual(short.map((r) => r.test), [s.test, [16, 17, 18, 19], [15, 16, 17, 18]]);
+  assert.deepEqual(reshapeSeries([s], { history: 7 }), []);
 });
 
 test('evaluate --aggregate and --origins score reshaped series and report per origin', () => {
