@@ -177,7 +177,7 @@ const AGGREGATED: Readonly<Record<string, Readonly<Record<number, readonly [stri
 export function aggregateSeries(s: BenchmarkSeries, k: number, horizon?: number): BenchmarkSeries {
   const known = AGGREGATED[s.group]?.[k];
   if (!known && s.period > 1 && s.period % k !== 0) {
-    throw new UsageError(`--aggregate ${k}: series ${s.id} has period ${s.period}, which is not a multiple of ${k}`);
+    throw new UsageError(`cannot sum blocks of ${k} values: series ${s.id} has period ${s.period}, which is not a multiple of ${k}`);
   }
   const [group, period] = known ?? [`${s.group}×${k}`, Math.max(1, s.period / k)];
   const all = [...s.train, ...s.test];

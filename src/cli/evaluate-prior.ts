@@ -432,7 +432,12 @@ async function main(argv: string[]): Promise<number> {
   const files = (optionValue(args, 'data') ?? '').split(',').filter(Boolean);
   if (files.length === 0) throw new UsageError('--data FILE[,FILE...] is required');
   const workers = Number(optionValue(args, 'workers') ?? availableParallelism());
-  const jobs: Job[] = [...files.map((file) => ({ file })), ...sumJobs(optionValue(args, 'sum'))].map((j) => ({ ...j, indices: loadBenchmark(j.file).map((_, i) => i) }));
+  const jobs: Job[] = [...files.map((file): Omit<Job, 'indices'> => ({ file })), ...sumJobs(optionValue(args, 'sum'))].map((j) => {
+    const loaded = loadBenchmark(j.file);
+    // a K that does not fit a series' period is a usage error here, not a worker's crash
+    if (j.sum) for (const s of loaded) summedTraining(s, j.sum.k, j.sum.horizon);
+    return { ...j, indices: loaded.map((_, i) => i) };
+  });
   const records: PriorRecord[] = [];
   for (const job of jobs) {
     const parts = Array.from({ length: workers }, (_, w) => job.indices.filter((i) => i % workers === w));
