@@ -205,20 +205,38 @@ function splitEnd(s: BenchmarkSeries, values: readonly number[], horizon: number
  * time; coverage from many origins shows whether a set's figure is the calibration or its period.
  */
 export function rollingOrigins(s: BenchmarkSeries, n: number): BenchmarkSeries[] {
-  const all = [...s.train, ...s.test];
   const out: BenchmarkSeries[] = [];
   for (let j = 0; j < n; j++) {
-    const t = s.train.length - j;
-    if (t < MIN_HISTORY) break;
-    out.push({ ...s, train: all.slice(0, t), test: all.slice(t, t + s.horizon), origin: j });
+    const r = atOrigin(s, j);
+    if (!r) break;
+    out.push(r);
   }
   return out;
+}
+
+/**
+ * The record forecast from `j` steps before the file's own origin and scored on the `horizon`
+ * values after it (`origin` = j); null when fewer than `MIN_HISTORY` values would precede it.
+ * With j a multiple of the horizon, the window lies wholly in the training part (the calibration
+ * priors' validation windows, `evaluate-prior.ts`).
+ */
+export function atOrigin(s: BenchmarkSeries, j: number): BenchmarkSeries | null {
+  const t = s.train.length - j;
+  if (t < MIN_HISTORY) return null;
+  // a window wholly in the training part is cut from it alone: no test value can reach it
+  const all = j >= s.horizon ? s.train : [...s.train, ...s.test];
+  return { ...s, train: all.slice(0, t), test: all.slice(t, t + s.horizon), origin: j };
+}
+
+/** True when a reshape asks for anything (`reshapeSeries` leaves the series alone otherwise). */
+export function reshapes(reshape: SeriesReshape = {}): boolean {
+  return Object.values(reshape).some((v) => v !== undefined);
 }
 
 /** Apply a reshape (`SeriesReshape`) to selected series; records with fewer than `MIN_HISTORY` history values are dropped. */
 export function reshapeSeries(series: readonly BenchmarkSeries[], reshape: SeriesReshape = {}): BenchmarkSeries[] {
   const { aggregate, horizon, origins, history } = reshape;
-  if (aggregate === undefined && horizon === undefined && origins === undefined && history === undefined) return [...series];
+  if (!reshapes(reshape)) return [...series];
   return series.flatMap((original) => {
     let s = original;
     if (aggregate !== undefined) s = aggregateSeries(s, aggregate, horizon);

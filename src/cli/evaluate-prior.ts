@@ -39,7 +39,7 @@ import { maseScale } from '../engine/metrics';
 import { autoModelName, keepsOwnIntervals, resolveModel } from '../engine/registry';
 import type { BacktestResult } from '../engine/backtest';
 import { allowOnly, optionValue, parseArgs, UsageError } from './args';
-import { aggregateSeries, loadBenchmark, MIN_HISTORY, type BenchmarkSeries } from './evaluate-data';
+import { aggregateSeries, atOrigin, loadBenchmark, type BenchmarkSeries } from './evaluate-data';
 import { periodsFor } from './evaluate-series';
 import { workerScript } from '../worker-script';
 
@@ -75,13 +75,11 @@ export const VALIDATION_WINDOWS = 2;
 /**
  * The series a prior is fitted on: window w (1 = the last) is the training part's
  * ((w − 1)·horizon, w·horizon] last values, forecast from the values before it; null when fewer
- * than `MIN_HISTORY` values would precede it. The test part is dropped.
+ * than `MIN_HISTORY` values would precede it (`atOrigin`, window × horizon steps back). The test
+ * part is dropped.
  */
 export function validationSplit(s: BenchmarkSeries, window = 1): BenchmarkSeries | null {
-  const end = s.train.length - (window - 1) * s.horizon;
-  const n = end - s.horizon;
-  if (n < MIN_HISTORY) return null;
-  return { ...s, train: s.train.slice(0, n), test: s.train.slice(n, end) };
+  return atOrigin(s, window * s.horizon);
 }
 
 /** The record of validation window `window` of series number `index` (`validationSplit`), or null for intermittent series, too-short series and failures. */

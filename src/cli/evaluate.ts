@@ -13,7 +13,7 @@
 import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { allowOnly, optionValue, parseArgs, UsageError, type ParsedArgs } from './args';
-import { evaluationSeries, MIN_HISTORY, type BenchmarkSeries, type SeriesReshape, type SeriesSelection } from './evaluate-data';
+import { evaluationSeries, MIN_HISTORY, reshapes, type BenchmarkSeries, type SeriesReshape, type SeriesSelection } from './evaluate-data';
 import { formatByHorizon, formatByOrigin, formatReports, modelReport, type FullModelReport } from './evaluate-report';
 import { evaluateSeries, PINBALL_PROBS, type SeriesResult } from './evaluate-series';
 import type { WorkerInput } from './evaluate-worker';
@@ -122,8 +122,7 @@ export async function evaluateCommand(argv: string[]): Promise<number> {
   const input = parseInput(args);
   const series = evaluationSeries(input.file, input.select, input.reshape);
   if (series.length === 0) {
-    const reshaped = Object.values(input.reshape ?? {}).some((v) => v !== undefined);
-    throw new UsageError(`no series selected from ${input.file}${reshaped ? ` with ${MIN_HISTORY} or more values of history after reshaping` : ''}`);
+    throw new UsageError(`no series selected from ${input.file}${reshapes(input.reshape) ? ` with ${MIN_HISTORY} or more values of history after reshaping` : ''}`);
   }
   // fail fast on an unknown model name, before starting threads
   evaluateSeries(series[0], input.models, input).models.forEach((m) => {
