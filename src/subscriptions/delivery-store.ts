@@ -171,12 +171,17 @@ export class DeliveryStore {
     await this.database.db.updateTable('webhook_deliveries').set({ lease_owner: null, lease_expire_time: null }).where('lease_owner', 'is not', null).execute();
   }
 
-  /** When the earliest pending delivery is due (one index lookup; it may be held or claimed); undefined when none. */
-  async nextDue(): Promise<number | undefined> {
+  /**
+   * When the earliest pending delivery that no live claim holds at `now` is due (it may belong to
+   * a paused subscription); undefined when none. Claimed deliveries are skipped so that attempts
+   * in flight do not hide the next one falling due.
+   */
+  async nextDue(now: number): Promise<number | undefined> {
     const row = await this.database.db
       .selectFrom('webhook_deliveries')
       .select('next_attempt_time')
       .where('state', '=', 'pending')
+      .where((eb) => eb.or([eb('lease_expire_time', 'is', null), eb('lease_expire_time', '<=', now)]))
       .orderBy('next_attempt_time')
       .limit(1)
       .executeTakeFirst();

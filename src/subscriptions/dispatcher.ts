@@ -112,11 +112,14 @@ export class WebhookDispatcher {
     return claimed.length === 0 && this.inflight.size === 0 ? 'idle' : 'busy';
   }
 
-  /** Until the next delivery falls due (at most POLL_MS); none while attempts run (each pokes when done). */
+  /**
+   * Until the next unclaimed delivery falls due (at most POLL_MS), also while attempts run: a
+   * receiver that hangs until the timeout must not hold back another's retry (each finished
+   * attempt pokes as well).
+   */
   private async sleepMs(): Promise<number | undefined> {
-    if (this.inflight.size > 0) return undefined;
-    const next = await this.deps.deliveries.nextDue();
     const now = this.deps.clock.now();
+    const next = await this.deps.deliveries.nextDue(now);
     // due already but not claimable (a paused subscription, another replica's claim): poll
     return next !== undefined && next > now ? Math.min(POLL_MS, next - now) : POLL_MS;
   }

@@ -2,12 +2,14 @@
  * Webhook secrets and signatures (API.md section 8).
  *
  * A secret is `whsec_` + base64 of 32 random bytes, as Standard Webhooks serialises symmetric
- * secrets; the HMAC key is the decoded bytes, for both signature headers:
- * - `X-Service-Signature: t=<unix s>,v1=<hex HMAC-SHA256(key, "<t>.<body>")>` (one `v1=` per
- *   signing secret, Stripe style);
+ * secrets. Each header uses the key its own convention names:
+ * - `X-Service-Signature: t=<unix s>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>`, keyed with the
+ *   secret exactly as shown to the user (its UTF-8 text, `whsec_` included), as API.md section 8
+ *   writes it and as Stripe keys the same header format; one `v1=` per signing secret;
  * - `webhook-id`, `webhook-timestamp`, `webhook-signature: v1,<base64 HMAC-SHA256(key,
- *   "<id>.<t>.<body>")>` (space-separated, one per signing secret), which the `standardwebhooks`
- *   packages verify.
+ *   "<id>.<t>.<body>")>` keyed with the decoded bytes after `whsec_`, as the Standard Webhooks
+ *   specification requires (space-separated, one per signing secret), which the
+ *   `standardwebhooks` packages verify.
  * `verifyWebhook` is the receiver side (the CLI listener uses it); it requires both forms.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
@@ -24,12 +26,18 @@ export function newWebhookSecret(): string {
   return SECRET_PREFIX + randomBytes(SECRET_BYTES).toString('base64');
 }
 
-/** The HMAC key of a secret (`whsec_` + base64). Throws on anything else. */
+/** The Standard Webhooks HMAC key of a secret (`whsec_` + base64): the decoded bytes. Throws on anything else. */
 export function secretKey(secret: string): Buffer {
   if (!secret.startsWith(SECRET_PREFIX)) throw new Error('a webhook secret starts with whsec_');
   const key = Buffer.from(secret.slice(SECRET_PREFIX.length), 'base64');
   if (key.length < 16) throw new Error('webhook secret is too short');
   return key;
+}
+
+/** The `X-Service-Signature` HMAC key of a secret: the secret's own text (checked like `secretKey`). */
+export function serviceSignatureKey(secret: string): Buffer {
+  secretKey(secret);
+  return Buffer.from(secret, 'utf8');
 }
 
 function hmac(key: Buffer, text: string): Buffer {
@@ -38,12 +46,13 @@ function hmac(key: Buffer, text: string): Buffer {
 
 /** The signature headers of one attempt: `id` (the event id), `timestamp` in unix seconds, each secret signing. */
 export function signatureHeaders(id: string, timestamp: number, body: string, secrets: readonly string[]): Record<string, string> {
-  const keys = secrets.map(secretKey);
+  const standardKeys = secrets.map(secretKey);
+  const serviceKeys = secrets.map(serviceSignatureKey);
   return {
     'webhook-id': id,
     'webhook-timestamp': String(timestamp),
-    'webhook-signature': keys.map((k) => `v1,${hmac(k, `${id}.${timestamp}.${body}`).toString('base64')}`).join(' '),
-    'x-service-signature': [`t=${timestamp}`, ...keys.map((k) => `v1=${hmac(k, `${timestamp}.${body}`).toString('hex')}`)].join(','),
+    'webhook-signature': standardKeys.map((k) => `v1,${hmac(k, `${id}.${timestamp}.${body}`).toString('base64')}`).join(' '),
+    'x-service-signature': [`t=${timestamp}`, ...serviceKeys.map((k) => `v1=${hmac(k, `${timestamp}.${body}`).toString('hex')}`)].join(','),
   };
 }
 
@@ -77,7 +86,7 @@ export function verifyWebhook(body: string, headers: Readonly<Record<string, str
   const parts = xs.split(',').map((p) => p.split('='));
   const t = parts.find(([k]) => k === 't')?.[1];
   if (t !== ts) return { ok: false, reason: 'X-Service-Signature timestamp differs from webhook-timestamp' };
-  const service = hmac(key, `${t}.${body}`);
+  const service = hmac(serviceSignatureKey(secret), `${t}.${body}`);
   const serviceOk = parts.some(([k, v]) => k === 'v1' && v !== undefined && /^[0-9a-f]{64}$/.test(v) && equal(Buffer.from(v, 'hex'), service));
   if (!serviceOk) return { ok: false, reason: 'no valid X-Service-Signature' };
   return { ok: true, id, timestamp };

@@ -47,14 +47,13 @@ export interface Receiver {
 
 const TOLERANCE_S = 300;
 
-/** The independent check of `X-Service-Signature: t=…,v1=…` (hex HMAC-SHA256 of "<t>.<body>" under the secret's bytes). */
+/** The independent check of `X-Service-Signature: t=…,v1=…` (hex HMAC-SHA256 of "<t>.<body>" keyed with the secret's text, as API.md writes it). */
 export function serviceSignatureValid(header: string | undefined, body: string, secret: string, nowS = Math.floor(Date.now() / 1000)): boolean {
   if (!header) return false;
   const parts = header.split(',').map((p) => p.split('=') as [string, string]);
   const t = parts.find(([k]) => k === 't')?.[1];
   if (!t || Math.abs(nowS - Number(t)) > TOLERANCE_S) return false;
-  const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
-  const expected = createHmac('sha256', key).update(`${t}.${body}`).digest();
+  const expected = createHmac('sha256', secret).update(`${t}.${body}`).digest();
   return parts.some(([k, v]) => k === 'v1' && v.length === 64 && timingSafeEqual(Buffer.from(v, 'hex'), expected));
 }
 

@@ -12,45 +12,25 @@ import { Webhook } from 'standardwebhooks';
 import { ManualClock } from '../../src/clock';
 import { RETRY_MULTIPLES } from '../../src/subscriptions/retry-schedule';
 import { rest } from '../helpers/dual';
-import { startReceiver, type Receiver, type Received } from '../helpers/receiver';
-import { startTestService, type TestService } from '../helpers/service';
+import type { Received } from '../helpers/receiver';
+import type { TestService } from '../helpers/service';
+import { startWebhookService, type WebhookService } from '../helpers/webhook-service';
 
 const BASE = 10;
 const TIMEOUT = 500;
 const clock = new ManualClock(Date.now());
+let w: WebhookService;
 let t: TestService;
 let key: string;
-const receivers: Receiver[] = [];
 
 beforeAll(async () => {
-  t = await startTestService({
-    clock,
-    env: { WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_CIDRS: '127.0.0.0/8', WEBHOOK_RETRY_BASE_MS: String(BASE), WEBHOOK_TIMEOUT_MS: String(TIMEOUT) },
-  });
-  key = (await t.account('enterprise')).key;
-  const e = await rest(t, key, { method: 'POST', path: '/v1/entities', body: { entity: 'server:api-1', frequency: 'PT1H', axes: [{ name: 'cpu' }] } });
-  assert.equal(e.code, 'ok', e.message);
+  w = await startWebhookService({ retryBaseMs: BASE, timeoutMs: TIMEOUT, clock });
+  ({ t, key } = w);
 });
-afterAll(async () => {
-  await t.close();
-  await Promise.all(receivers.map((r) => r.close()));
-});
+afterAll(() => w.close());
 
-/** A receiver and a subscription that sends to it. */
-async function subscribed(respond?: Parameters<typeof startReceiver>[1]) {
-  const receiver = await startReceiver([], respond);
-  receivers.push(receiver);
-  const r = await rest(t, key, { method: 'POST', path: '/v1/subscriptions', body: { entity: 'server:api-1', url: receiver.url } });
-  assert.equal(r.code, 'ok', r.message);
-  receiver.secrets = [r.data.secret];
-  return { receiver, id: r.data.subscription.subscription_id as string, secret: r.data.secret as string };
-}
-
-const sendTest = async (id: string) => {
-  const r = await rest(t, key, { method: 'POST', path: `/v1/subscriptions/${id}:test`, body: {} });
-  assert.equal(r.code, 'ok', r.message);
-  return { eventId: r.data.event_id as string, deliveryId: r.data.delivery.delivery_id as string };
-};
+const subscribed = (respond?: Parameters<WebhookService['subscribed']>[0]) => w.subscribed(respond);
+const sendTest = (id: string) => w.sendTest(id);
 const delivery = async (sub: string, deliveryId: string) => {
   const r = await rest(t, key, { method: 'GET', path: `/v1/subscriptions/${sub}/deliveries?page_size=200` });
   return r.data.deliveries.find((d: any) => d.delivery_id === deliveryId);
@@ -90,7 +70,7 @@ describe('signatures', () => {
       'webhook-id': eventId,
       'webhook-timestamp': String(old),
       'webhook-signature': new Webhook(secret).sign(eventId, new Date(old * 1000), got.body),
-      'x-service-signature': `t=${old},v1=${createHmac('sha256', Buffer.from(secret.slice(6), 'base64')).update(`${old}.${got.body}`).digest('hex')}`,
+      'x-service-signature': `t=${old},v1=${createHmac('sha256', secret).update(`${old}.${got.body}`).digest('hex')}`,
     };
     assert.equal((await post(got.body, stale)).status, 400);
     // one signature form missing, or signed with another secret
@@ -217,8 +197,7 @@ describe('retries', () => {
   });
 
   test('a redirect is not followed; a receiver slower than the timeout fails the attempt', async () => {
-    const target = await startReceiver();
-    receivers.push(target);
+    const target = await w.receiver();
     const { receiver, id } = await subscribed(() => ({ status: 302, headers: { location: target.url } }));
     const moved = await sendTest(id);
     await receiver.waitFor((r) => r.length >= 1);

@@ -2033,11 +2033,14 @@ export const ResendDeliveryResponse: MessageFns<ResendDeliveryResponse> = {
  *
  * Webhooks. Each event is POSTed as JSON `{"id": "evt_…", "type": …, "created_at": RFC 3339,
  * "data": {…}}` to the subscription's URL, signed with its secret (`whsec_` + base64 of 32
- * random bytes; the HMAC key is the decoded bytes) in two forms:
- * - `X-Service-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(key, "<t>.<raw body>")>`;
+ * random bytes) in two forms, each keyed as its own convention says:
+ * - `X-Service-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`,
+ *   the HMAC keyed with the secret's text exactly as shown (`whsec_` included), as Stripe keys
+ *   this format;
  * - Standard Webhooks (standardwebhooks.com): `webhook-id: evt_…`, `webhook-timestamp: <unix
- *   seconds>`, `webhook-signature: v1,<base64 HMAC-SHA256(key, "<id>.<t>.<raw body>")>`, so
- *   stock verifiers (the `standardwebhooks` packages) work.
+ *   seconds>`, `webhook-signature: v1,<base64 HMAC-SHA256(key, "<id>.<t>.<raw body>")>`, the key
+ *   being the base64-decoded bytes after `whsec_` as that specification requires, so stock
+ *   verifiers (the `standardwebhooks` packages) work.
  * During a secret rotation's grace period both secrets sign: two `v1=` entries and two `v1,`
  * signatures. Receivers should refuse timestamps more than 5 minutes away from their clock and
  * use `webhook-id` to drop duplicates. `data` of `drift.detected` / `drift.resolved`:

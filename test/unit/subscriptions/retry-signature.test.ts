@@ -38,9 +38,11 @@ test('signatures verify with the standardwebhooks package and a plain HMAC; both
   const h = signatureHeaders('evt_1', now, body, [a, b]);
   for (const s of [a, b]) {
     assert.deepEqual(new Webhook(s).verify(body, h), JSON.parse(body));
-    const key = Buffer.from(s.slice(6), 'base64');
-    const hex = createHmac('sha256', key).update(`${now}.${body}`).digest('hex');
+    // X-Service-Signature is keyed with the secret's text as shown (API.md), Standard Webhooks with its decoded bytes
+    const hex = createHmac('sha256', s).update(`${now}.${body}`).digest('hex');
     assert.ok(h['x-service-signature'].split(',').includes(`v1=${hex}`));
+    const decoded = createHmac('sha256', Buffer.from(s.slice(6), 'base64')).update(`${now}.${body}`).digest('hex');
+    assert.ok(!h['x-service-signature'].includes(decoded));
     assert.deepEqual(verifyWebhook(body, h, s, now), { ok: true, id: 'evt_1', timestamp: now });
   }
   const stranger = newWebhookSecret();
