@@ -10,9 +10,11 @@ import type { SeriesInfo } from '../engine/types';
  * calibration priors scale each side of the interval by its own curve (`calibration/prior.ts`).
  * 1.4.0: intermittent and low-count data of kind count forecast by the SES rate (`registry.ts`,
  * `AUTO_COUNT_INTERMITTENT_MODEL`). 1.5.0: that pool keeps at least a 3% chance of a demand per
- * period (`COUNT_DEMAND_FLOOR`).
+ * period (`COUNT_DEMAND_FLOOR`). 1.5.1: an autoregression whose dominant mode would more than
+ * double within the horizon is refitted with a ridge penalty (`EXPLOSION_FACTOR`, models/autoreg);
+ * the benchmark figures at their horizons are unchanged.
  */
-export const ENGINE_INFO = { name: 'forecast-engine', version: '1.5.0', runtime: `node ${process.versions.node}` } as const;
+export const ENGINE_INFO = { name: 'forecast-engine', version: '1.5.1', runtime: `node ${process.versions.node}` } as const;
 
 /**
  * Seasonal periods for an entity: its season length first, plus the longer cycle its frequency

@@ -2,7 +2,7 @@ import { test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import { InsufficientDataError } from '../../../src/engine/errors';
 import { autoreg } from '../../../src/engine/models/autoreg/index';
-import { arPsi, fitSubsetAr } from '../../../src/engine/models/autoreg/fit';
+import { arPsi, dominantGrowth, fitSubsetAr } from '../../../src/engine/models/autoreg/fit';
 import { autoregLags } from '../../../src/engine/models/autoreg/lags';
 import { Rng } from '../../../src/engine/rng';
 import { fixtureJson } from '../../helpers/files';
@@ -112,4 +112,35 @@ test('edge cases: short, gaps, trailing gaps, constant, negatives, explosive gro
   const neg = autoreg.fit(hourly(300).map((v) => v - 100), { period: 24 }, { transform: 'log' });
   assert.ok(neg.warnings.some((w) => w.includes('log transform skipped')));
   finite('explosive', Array.from({ length: 80 }, (_, t) => 1.1 ** t), 24, 1);
+});
+
+test('dominantGrowth: the spectral radius of the AR recursion', () => {
+  const g = (lags: number[], phi: number[]) => dominantGrowth({ lags, phi: Float64Array.from(phi) });
+  assert.ok(Math.abs(g([1], [0.9]) - 0.9) < 1e-9);
+  assert.ok(Math.abs(g([1], [1.01]) - 1.01) < 1e-9);
+  assert.ok(Math.abs(g([1], [-0.5]) - 0.5) < 1e-9);
+  assert.ok(Math.abs(g([7], [1]) - 1) < 1e-9); // a seasonal unit root
+  assert.ok(Math.abs(g([1, 2], [1.2, -0.8]) - Math.sqrt(0.8)) < 1e-3); // complex pair, modulus √0.8
+  assert.ok(g([1, 7], [0.3, 0.69]) < 1 && g([1, 7], [0.3, 0.71]) > 1);
+});
+
+test('a slightly explosive fit is refitted for a long horizon, and kept for a short one', () => {
+  // the demo store:paris demand (src/oracle/demo-data.ts): its log AR has Σφ ≈ 1.036, a dominant
+  // mode ×1.005 a step, which stays in range for 48 steps and diverged to 2,564 by day 365
+  const y: number[] = fixtureJson('demo-paris-demand.json');
+  const plain = fitSubsetAr(Float64Array.from(y.slice(-70), Math.log), new Uint8Array(70).fill(1), [1, 2, 3, 6, 7, 8], 0)!;
+  assert.ok(dominantGrowth(plain) > 1.001);
+  const short = autoreg.fit(y, { period: 7 });
+  short.forecast(48);
+  assert.deepEqual(short.params.phi, [...plain.phi]);
+  assert.deepEqual(short.warnings, []);
+  const long = autoreg.fit(y, { period: 7 });
+  const f = long.forecast(1000);
+  assert.ok(long.warnings.some((w) => w.startsWith('explosive or singular fit: ridge')), String(long.warnings));
+  assert.ok(dominantGrowth({ lags: long.params.lags as number[], phi: Float64Array.from(long.params.phi as number[]) }) ** 1000 <= 2);
+  const [lo, hi] = [Math.min(...y), Math.max(...y)];
+  for (const k of [99, 364, 999]) {
+    const m = f.steps[k].quantile(0.5);
+    assert.ok(m > lo && m < hi, `step ${k + 1}: median ${m} outside the history's ${lo}..${hi}`);
+  }
 });

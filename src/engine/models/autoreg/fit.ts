@@ -126,3 +126,40 @@ export function arPsi(fit: ArFit, h: number): Float64Array {
   }
   return psi;
 }
+
+/**
+ * The growth per step of the AR's dominant mode: the spectral radius of its companion matrix,
+ * estimated from the envelope of the ψ weights (the impulse response, `arPsi`) far out, where the
+ * dominant mode rules: the largest |ψ| per stretch of max-lag steps, compared between the middle
+ * and the end of a long run (rescaled as it goes, so neither overflow nor underflow). Above 1 the
+ * recursion is explosive (a root of 1 − Σ φ_j z^ℓ_j inside the unit circle); 1 for a unit root;
+ * below 1 stationary. Deterministic; O(lags × steps), about 10⁵ operations.
+ */
+export function dominantGrowth(fit: Pick<ArFit, 'lags' | 'phi'>, steps = Math.max(10_000, 40 * fit.lags[fit.lags.length - 1])): number {
+  const { lags, phi } = fit;
+  const p = lags[lags.length - 1];
+  const size = p + 1;
+  const ring = new Float64Array(size);
+  ring[0] = 1;
+  let logScale = 0;
+  let envelope = 1;
+  let logAtHalf = NaN;
+  const half = Math.floor(steps / 2 / p) * p;
+  for (let s = 1; s <= steps; s++) {
+    let v = 0;
+    for (let j = 0; j < lags.length; j++) if (lags[j] <= s) v += phi[j] * ring[(s - lags[j]) % size];
+    ring[s % size] = v;
+    envelope = Math.max(envelope, Math.abs(v));
+    if (s % p === 0) {
+      if (envelope === 0) return 0;
+      const logEnvelope = Math.log(envelope) + logScale;
+      if (s === half) logAtHalf = logEnvelope;
+      if (s + p > steps) return Math.exp((logEnvelope - logAtHalf) / (s - half));
+      // rescale the stretch the recursion still reads, and start the next stretch's envelope
+      for (let k = 0; k < size; k++) ring[k] /= envelope;
+      logScale += Math.log(envelope);
+      envelope = 0;
+    }
+  }
+  return 1;
+}
