@@ -193,6 +193,24 @@ test('a path field left empty is refused before anything is sent', async () => {
   assert.equal(rec.sent.length, 0);
 });
 
+test('a "." or ".." path parameter is refused by the client, so it cannot reach another route (the entity survives)', async () => {
+  const rec = recorder();
+  const { entityService, subscriptionService } = createRestClients({ baseUrl: t.baseUrl, apiKey: key, fetch: rec.fetch });
+  await entityService.createEntity({ entity: 'sku:victim', frequency: 'P1D', axes: [{ name: 'demand' }] });
+  rec.sent.length = 0;
+  // Before the fix this sent DELETE /v1/entities/sku:victim (fetch resolves `..`, also as %2E%2E).
+  for (const kind of ['..', '.']) {
+    const err = await entityService.deleteRelation({ kind, parent: 'entities', child: 'sku:victim' }).catch((e: unknown) => e);
+    assert.ok(err instanceof ApiError, String(err));
+    assert.deepEqual([err.code, err.status], ['invalid_argument', 0]);
+    assert.match(err.message, /^kind: /);
+  }
+  const sub = await subscriptionService.getSubscription({ subscriptionId: '..' }).catch((e: unknown) => e);
+  assert.ok(sub instanceof ApiError && sub.code === 'invalid_argument' && sub.status === 0, String(sub));
+  assert.equal(rec.sent.length, 0, 'nothing went over the wire');
+  assert.equal((await entityService.getEntity({ entity: 'sku:victim' })).entity?.entity, 'sku:victim');
+});
+
 /** Compile-time checks (tsc in `make build`): REQUIRED fields are required in the client's input types. */
 export function requiredFieldsAreTyped(): void {
   const { entityService, oracleService } = createRestClients({ baseUrl: 'http://127.0.0.1:1' });

@@ -201,3 +201,36 @@ describe('Express middleware in front of the API', () => {
     assert.deepEqual(loadConfig({}).corsOrigins, []);
   });
 });
+
+describe('dot-segments sent as written (a client that does not resolve them, e.g. curl --path-as-is)', () => {
+  /** One request with the path exactly as given (node:http does not normalise it). */
+  const send = (method: string, path: string) =>
+    raw(t.service.httpPort, `${method} ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nConnection: close\r\n\r\n`).then((answer) => ({
+      status: Number(/^HTTP\/1\.1 (\d{3})/.exec(answer)![1]),
+      body: bodyOf(answer),
+    }));
+
+  test('in a path variable they are the value itself: 400 naming the field, never another route', async () => {
+    const victim = await rest(t, key, { method: 'POST', path: '/v1/entities', body: { entity: 'sku:victim', frequency: 'P1D', axes: [{ name: 'demand' }] } });
+    assert.equal(victim.code, 'ok', victim.message);
+    for (const dots of ['%2E%2E', '%2e%2e', '..', '%2E', '.']) {
+      const del = await send('DELETE', `/v1/relations/${dots}/entities/sku:victim`);
+      assert.deepEqual([del.status, del.body.code], [400, 'invalid_argument'], JSON.stringify(del.body));
+      const sub = await send('GET', `/v1/subscriptions/${dots}`);
+      assert.deepEqual([sub.status, sub.body.code, sub.body.details?.field], [400, 'invalid_argument', 'subscription_id']);
+      const entity = await send('GET', `/v1/entities/${dots}`);
+      assert.deepEqual([entity.status, entity.body.details?.field], [400, 'entity']);
+    }
+    const kind = await send('DELETE', '/v1/relations/%2E%2E/store:h/sku:victim');
+    assert.deepEqual([kind.status, kind.body.details?.field], [400, 'kind']);
+    const still = await rest(t, key, { method: 'GET', path: '/v1/entities/sku:victim' });
+    assert.equal(still.code, 'ok', 'the entity survives');
+  });
+
+  test('in place of a literal they match no route: 404', async () => {
+    for (const path of ['/v1/%2E%2E/v1/version', '/v1/entities/%2E%2E/version', '/v1/%2E/version', '/v1/./version']) {
+      const r = await send('GET', path);
+      assert.deepEqual([r.status, r.body.code], [404, 'not_found'], path);
+    }
+  });
+});

@@ -460,14 +460,29 @@ function expandPath(spec: MethodSpec, json: JsonObject): string {
     }
     delete holder![last];
     const text = String(value);
-    out += part.multi ? text.split('/').map(encodeSegment).join('/') : encodeSegment(text);
+    const encode = (segment: string) => encodeSegment(segment, part.field, spec.template);
+    out += part.multi ? text.split('/').map(encode).join('/') : encode(text);
   }
   return out;
 }
 
-/** Percent-encode everything but `[-_.~0-9A-Za-z]` (http.proto's rule for a path segment). */
-function encodeSegment(value: string): string {
-  return encodeURIComponent(value).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+/**
+ * One segment of a path parameter: everything but `[-_.~0-9A-Za-z]` percent-encoded (http.proto's
+ * rule for a path segment), so `/`, `?`, `#` and `%` stay inside the value. A segment `.` or `..`
+ * is refused, because no spelling of it survives the trip: URL parsers (WHATWG URL, so every
+ * `fetch`) resolve `.`, `..`, `%2E` and `%2E%2E` alike as dot-segments, and the call would reach
+ * another resource (`deleteRelation({ kind: '..', parent: 'entities', child: 'sku:a' })` would
+ * become `DELETE /v1/entities/sku:a`). No identifier of this API is `.` or `..`.
+ */
+function encodeSegment(segment: string, field: string, template: string): string {
+  if (segment === '.' || segment === '..') {
+    throw badRequest(`${field}: ${JSON.stringify(segment)} cannot be part of the URL path ${template} (URL parsers resolve a "." or ".." segment, encoded or not, so the call would reach another resource)`);
+  }
+  try {
+    return encodeURIComponent(segment).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  } catch {
+    throw badRequest(`${field}: the value is not well-formed UTF-16 (a lone surrogate), so it cannot be part of the URL path ${template}`);
+  }
 }
 
 /** The fields not in the path or body, as query parameters (`a.b=1`, repeated keys for lists). */
