@@ -185,6 +185,8 @@ export async function createService(config: Config, options: ServiceOptions = {}
     signer: new ManifestSigner(signingKeys, canonical),
     manifests: new ManifestStore(database),
   };
+  // A deleted entity takes its subscriptions (and their pending deliveries) with it.
+  entities.onDelete((trx, accountId, entity) => ctx.webhooks.subscriptions.deleteOnEntity(trx, accountId, entity));
   const bindings = [
     entityService(ctx),
     accountService(ctx),

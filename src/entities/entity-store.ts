@@ -41,7 +41,12 @@ export interface EntityRecord {
   readonly updateTime: number;
 }
 
+/** Deletes, inside the entity delete's transaction `trx`, what another feature keeps for `entity`. */
+export type EntityDependents = (trx: Queryable, accountId: string, entity: string) => Promise<unknown>;
+
 export class EntityStore {
+  /** See `onDelete`. */
+  private readonly dependents: EntityDependents[] = [];
   /** The single-entity read is on the hot path of most calls: one prepared statement (store/prepared.ts). */
   private readonly one;
   /** Records already built from (cached, shared) rows of `one`: a hit costs no parsing. */
@@ -177,7 +182,10 @@ export class EntityStore {
     return new Set(rows.map((r) => r.entity));
   }
 
-  /** Delete an entity and everything that hangs off it. False if it did not exist. Not committed once `signal` aborted. */
+  /**
+   * Delete an entity and everything that hangs off it, the other features' dependents included
+   * (`onDelete`). False if it did not exist. Not committed once `signal` aborted.
+   */
   async delete(accountId: string, entity: string, signal?: AbortSignal): Promise<boolean> {
     return this.database.transaction(async (trx) => {
       await trx.deleteFrom('observations').where('account_id', '=', accountId).where('entity', '=', entity).execute();
@@ -188,8 +196,18 @@ export class EntityStore {
         .where((eb) => eb.or([eb('parent', '=', entity), eb('child', '=', entity)]))
         .execute();
       const res = await trx.deleteFrom('entities').where('account_id', '=', accountId).where('entity', '=', entity).executeTakeFirst();
-      return Number(res.numDeletedRows) > 0;
+      if (Number(res.numDeletedRows) === 0) return false;
+      for (const dependents of this.dependents) await dependents(trx, accountId, entity);
+      return true;
     }, { signal });
+  }
+
+  /**
+   * Also delete `dependents` whenever an entity is deleted, in the same transaction (subscriptions:
+   * wired in service.ts, because that feature imports this one and not the other way round).
+   */
+  onDelete(dependents: EntityDependents): void {
+    this.dependents.push(dependents);
   }
 }
 

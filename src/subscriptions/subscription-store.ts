@@ -143,18 +143,18 @@ export class SubscriptionStore {
 
   /** Delete a subscription with its drift state, events, deliveries and attempts. False if absent. */
   async delete(accountId: string, id: string): Promise<boolean> {
-    return this.database.transaction(async (trx) => {
-      const res = await trx.deleteFrom('subscriptions').where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst();
-      if (Number(res.numDeletedRows) === 0) return false;
-      await trx
-        .deleteFrom('webhook_attempts')
-        .where('delivery_id', 'in', (eb) => eb.selectFrom('webhook_deliveries').select('id').where('subscription_id', '=', id))
-        .execute();
-      await trx.deleteFrom('webhook_deliveries').where('subscription_id', '=', id).execute();
-      await trx.deleteFrom('webhook_events').where('subscription_id', '=', id).execute();
-      await trx.deleteFrom('drift_states').where('subscription_id', '=', id).execute();
-      return true;
-    });
+    return this.database.transaction(async (trx) => (await removeSubscriptions(trx, accountId, [id])) > 0);
+  }
+
+  /**
+   * Delete, inside `trx`, every subscription on `entity` itself, as `delete` does one (its pending
+   * deliveries are gone, so never attempted): EntityStore.delete calls it (wired in service.ts), so a
+   * deleted entity leaves no subscription behind to re-attach silently when the entity is made
+   * again. Subscriptions on an ancestor with `include_descendants` stay. The number deleted.
+   */
+  async deleteOnEntity(trx: Queryable, accountId: string, entity: string): Promise<number> {
+    const rows = await trx.selectFrom('subscriptions').select('id').where('account_id', '=', accountId).where('entity', '=', entity).execute();
+    return removeSubscriptions(trx, accountId, rows.map((r) => r.id));
   }
 
   /**
@@ -215,4 +215,24 @@ export class SubscriptionStore {
       ORDER BY s.id`.execute(this.database.db);
     return rows.rows.map(toRecord);
   }
+}
+
+/**
+ * Delete the account's subscriptions `ids` (at most MAX_SUBSCRIPTIONS) with their drift state,
+ * events, deliveries and attempts. Writes first (see `rotate`). The number of subscriptions deleted;
+ * nothing else is touched when none of `ids` is the account's.
+ */
+async function removeSubscriptions(trx: Queryable, accountId: string, ids: readonly string[]): Promise<number> {
+  if (ids.length === 0) return 0;
+  const res = await trx.deleteFrom('subscriptions').where('account_id', '=', accountId).where('id', 'in', ids).executeTakeFirst();
+  const deleted = Number(res.numDeletedRows);
+  if (deleted === 0) return 0;
+  await trx
+    .deleteFrom('webhook_attempts')
+    .where('delivery_id', 'in', (eb) => eb.selectFrom('webhook_deliveries').select('id').where('subscription_id', 'in', ids))
+    .execute();
+  await trx.deleteFrom('webhook_deliveries').where('subscription_id', 'in', ids).execute();
+  await trx.deleteFrom('webhook_events').where('subscription_id', 'in', ids).execute();
+  await trx.deleteFrom('drift_states').where('subscription_id', 'in', ids).execute();
+  return deleted;
 }

@@ -15,8 +15,8 @@ export interface WebhookService {
   readonly key: string;
   /** A receiver, closed with the service. */
   receiver(respond?: Parameters<typeof startReceiver>[1]): Promise<Receiver>;
-  /** A receiver (closed with the service) and a subscription on `server:api-1` that sends to it. */
-  subscribed(respond?: Parameters<typeof startReceiver>[1]): Promise<{ receiver: Receiver; id: string; secret: string }>;
+  /** A receiver (closed with the service) and a subscription on `entity` (default `server:api-1`) that sends to it. */
+  subscribed(respond?: Parameters<typeof startReceiver>[1], entity?: string): Promise<{ receiver: Receiver; id: string; secret: string }>;
   /** Send a `subscription.test` event. */
   sendTest(id: string): Promise<{ eventId: string; deliveryId: string }>;
   close(): Promise<void>;
@@ -39,9 +39,9 @@ export async function startWebhookService(options: { retryBaseMs: number; timeou
       receivers.push(receiver);
       return receiver;
     },
-    async subscribed(respond) {
+    async subscribed(respond, entity = 'server:api-1') {
       const receiver = await self.receiver(respond);
-      const r = await rest(t, key, { method: 'POST', path: '/v1/subscriptions', body: { entity: 'server:api-1', url: receiver.url } });
+      const r = await rest(t, key, { method: 'POST', path: '/v1/subscriptions', body: { entity, url: receiver.url } });
       assert.equal(r.code, 'ok', r.message);
       receiver.secrets = [r.data.secret];
       return { receiver, id: r.data.subscription.subscription_id as string, secret: r.data.secret as string };

@@ -1,10 +1,11 @@
 /**
  * The subscription API on both protocols: create (secret once), get, list (paginated), update,
  * delete, rotate; validation naming fields with nothing half-written; tenancy (404); the
- * `subscriptions` scope (403); idempotent creation.
+ * `subscriptions` scope (403); idempotent creation; deleting an entity deletes the subscriptions on it.
  */
 import { afterAll, beforeAll, describe, test } from '@jest/globals';
 import assert from 'node:assert/strict';
+import { EntityServiceClient } from '../../gen/forecast/v1/entity_service.pb';
 import { SubscriptionServiceClient } from '../../gen/forecast/v1/subscription_service.pb';
 import { ManualClock } from '../../src/clock';
 import { grpcCall, rest, type Outcome } from '../helpers/dual';
@@ -209,6 +210,37 @@ describe('read, change, delete', () => {
     const bad = await rest(t, key, { method: 'GET', path: '/v1/subscriptions/nope' });
     assert.equal(bad.code, 'invalid_argument');
     assert.ok(bad.message.startsWith('subscription_id:'));
+  });
+});
+
+describe('deleting the entity', () => {
+  const entity = (k: string, body: Record<string, unknown>) => rest(t, k, { method: 'POST', path: '/v1/entities', body: { frequency: 'P1D', axes: [{ name: 'demand' }], ...body } });
+  const onEntity = async (k: string, name: string) => (await rest(t, k, { method: 'GET', path: `/v1/subscriptions?entity=${name}` })).data.subscriptions;
+
+  test.each(['REST', 'gRPC'])('%s: deletes the subscriptions on it; those on an ancestor with include_descendants stay; a re-made entity has none', async (protocol) => {
+    const name = `sku:del_${protocol.toLowerCase()}`;
+    assert.equal((await entity(key, { entity: 'region:del' })).code, 'ok');
+    assert.equal((await entity(key, { entity: name, parents: ['region:del'] })).code, 'ok');
+    const mine = [(await create(key, { entity: name, url: HOOK })).data.subscription.subscription_id, (await create(key, { entity: name, url: HOOK, axes: ['demand'] })).data.subscription.subscription_id];
+    const above = (await create(key, { entity: 'region:del', url: HOOK, include_descendants: true })).data.subscription.subscription_id;
+    // Another account's entity of the same name and its subscription are not touched.
+    const other = (await t.account('enterprise')).key;
+    assert.equal((await entity(other, { entity: name })).code, 'ok');
+    const theirs = (await create(other, { entity: name, url: HOOK })).data.subscription.subscription_id;
+
+    const deleted =
+      protocol === 'REST'
+        ? await rest(t, key, { method: 'DELETE', path: `/v1/entities/${name}` })
+        : await grpcCall(t.client(EntityServiceClient), t.client(EntityServiceClient).deleteEntity, key, { entity: name });
+    assert.equal(deleted.code, 'ok', deleted.message);
+    assert.deepEqual(await onEntity(key, name), []);
+    for (const id of mine) assert.equal((await rest(t, key, { method: 'GET', path: `/v1/subscriptions/${id}` })).code, 'not_found');
+    const kept = await rest(t, key, { method: 'GET', path: `/v1/subscriptions/${above}` });
+    assert.equal(kept.data.state, 'active');
+    assert.equal((await rest(t, other, { method: 'GET', path: `/v1/subscriptions/${theirs}` })).data.state, 'active');
+
+    assert.equal((await entity(key, { entity: name })).code, 'ok');
+    assert.deepEqual(await onEntity(key, name), [], 'the old subscriber is not re-attached');
   });
 });
 

@@ -29,7 +29,7 @@ beforeAll(async () => {
 });
 afterAll(() => w.close());
 
-const subscribed = (respond?: Parameters<WebhookService['subscribed']>[0]) => w.subscribed(respond);
+const subscribed = (respond?: Parameters<WebhookService['subscribed']>[0], entity?: string) => w.subscribed(respond, entity);
 const sendTest = (id: string) => w.sendTest(id);
 const delivery = async (sub: string, deliveryId: string) => {
   const r = await rest(t, key, { method: 'GET', path: `/v1/subscriptions/${sub}/deliveries?page_size=200` });
@@ -219,6 +219,26 @@ describe('retries', () => {
     assert.equal(s.attempts[0].status_code, 0);
     assert.equal(s.attempts[0].error, `timeout after ${TIMEOUT} ms`);
     release();
+  });
+});
+
+describe('entity deletion', () => {
+  test('a pending delivery of a subscription whose entity is deleted is never attempted again', async () => {
+    const e = await rest(t, key, { method: 'POST', path: '/v1/entities', body: { entity: 'server:doomed', frequency: 'PT1H', axes: [{ name: 'cpu' }] } });
+    assert.equal(e.code, 'ok', e.message);
+    const { receiver, id } = await subscribed(() => ({ status: 503 }), 'server:doomed');
+    const { eventId, deliveryId } = await sendTest(id);
+    await receiver.waitFor((r) => ofId(r, eventId).length >= 1);
+    await settled();
+    const d = await delivery(id, deliveryId);
+    assert.equal(d.state, 'pending');
+    assert.equal((await rest(t, key, { method: 'DELETE', path: '/v1/entities/server:doomed' })).code, 'ok');
+    const rows = await t.service.ctx.database.db.selectFrom('webhook_deliveries').select('id').where('subscription_id', '=', id).execute();
+    assert.deepEqual(rows, [], 'the delivery went with its subscription');
+    clock.set(Date.parse(d.next_attempt_time) + 1);
+    t.service.ctx.webhooks.dispatcher.poke();
+    await settled();
+    assert.equal(ofId(receiver.received, eventId).length, 1, 'no retry after the delete');
   });
 });
 

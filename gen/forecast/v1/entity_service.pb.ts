@@ -1822,8 +1822,12 @@ export const EntityServiceService = {
     responseDeserialize: (value: Buffer): ListEntitiesResponse => ListEntitiesResponse.decode(value),
   },
   /**
-   * Deletes an entity with its axes, observations and relations. Permanent: audit
-   * manifests that used its data remain, but can no longer be reproduced.
+   * Deletes an entity with its axes, observations and relations, and, in the same
+   * transaction, the subscriptions on it (as DeleteSubscription does: their delivery log
+   * goes with them and pending deliveries are never attempted), so an entity made again
+   * under the same name starts with no subscriber. Subscriptions on an ancestor with
+   * `include_descendants` stay. Permanent: audit manifests that used its data remain, but
+   * can no longer be reproduced.
    */
   deleteEntity: {
     path: "/forecast.v1.EntityService/DeleteEntity" as const,
@@ -1958,8 +1962,12 @@ export interface EntityServiceServer extends UntypedServiceImplementation {
   /** Lists entities in ascending `entity` order, cursor-paginated. */
   listEntities: handleUnaryCall<ListEntitiesRequest, ListEntitiesResponse>;
   /**
-   * Deletes an entity with its axes, observations and relations. Permanent: audit
-   * manifests that used its data remain, but can no longer be reproduced.
+   * Deletes an entity with its axes, observations and relations, and, in the same
+   * transaction, the subscriptions on it (as DeleteSubscription does: their delivery log
+   * goes with them and pending deliveries are never attempted), so an entity made again
+   * under the same name starts with no subscriber. Subscriptions on an ancestor with
+   * `include_descendants` stay. Permanent: audit manifests that used its data remain, but
+   * can no longer be reproduced.
    */
   deleteEntity: handleUnaryCall<DeleteEntityRequest, DeleteEntityResponse>;
   /**
@@ -2067,8 +2075,12 @@ export interface EntityServiceClient extends Client {
     callback: (error: ServiceError | null, response: ListEntitiesResponse) => void,
   ): ClientUnaryCall;
   /**
-   * Deletes an entity with its axes, observations and relations. Permanent: audit
-   * manifests that used its data remain, but can no longer be reproduced.
+   * Deletes an entity with its axes, observations and relations, and, in the same
+   * transaction, the subscriptions on it (as DeleteSubscription does: their delivery log
+   * goes with them and pending deliveries are never attempted), so an entity made again
+   * under the same name starts with no subscriber. Subscriptions on an ancestor with
+   * `include_descendants` stay. Permanent: audit manifests that used its data remain, but
+   * can no longer be reproduced.
    */
   deleteEntity(
     request: DeleteEntityRequest,

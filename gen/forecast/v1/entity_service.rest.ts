@@ -442,8 +442,12 @@ export class EntityServiceRestClient extends RestClient {
   }
 
   /**
-   * Deletes an entity with its axes, observations and relations. Permanent: audit
-   * manifests that used its data remain, but can no longer be reproduced.
+   * Deletes an entity with its axes, observations and relations, and, in the same
+   * transaction, the subscriptions on it (as DeleteSubscription does: their delivery log
+   * goes with them and pending deliveries are never attempted), so an entity made again
+   * under the same name starts with no subscriber. Subscriptions on an ancestor with
+   * `include_descendants` stay. Permanent: audit manifests that used its data remain, but
+   * can no longer be reproduced.
    *
    * `DELETE /v1/entities/{entity}`
    */
