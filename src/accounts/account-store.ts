@@ -9,7 +9,7 @@ import { prepared } from '../store/prepared';
 import type { AccountsTable, ApiKeysTable } from '../store/schema';
 
 /** A key row joined with its account's columns (the auth look-up). */
-type KeyWithAccountRow = Omit<ApiKeysTable, 'hash'> & Pick<AccountsTable, 'email' | 'tier'> & { account_create_time: number };
+type KeyWithAccountRow = Omit<ApiKeysTable, 'hash'> & Pick<AccountsTable, 'tier'> & { email: string | null; account_create_time: number };
 
 export interface AccountRow {
   id: string;
@@ -48,7 +48,7 @@ export class AccountStore {
       database.db
         .selectFrom('api_keys as k')
         .innerJoin('accounts as a', 'a.id', 'k.account_id')
-        .select(['k.id', 'k.account_id', 'k.prefix', 'k.scopes', 'k.name', 'k.create_time', 'k.expire_time', 'k.revoke_time', 'a.email', 'a.tier', 'a.create_time as account_create_time'])
+        .select(['k.id', 'k.account_id', 'k.prefix', 'k.scopes', 'k.name', 'k.create_time', 'k.expire_time', 'k.revoke_time', (eb) => eb.fn.coalesce('a.email', 'a.contact_email').as('email'), 'a.tier', 'a.create_time as account_create_time'])
         .where('k.hash', '=', p.hash),
     );
   }
@@ -58,13 +58,15 @@ export class AccountStore {
     return this.database.transaction((trx) => this.createAccountIn(trx, tier, email, scopes));
   }
 
-  private async createAccountIn(trx: Queryable, tier: Tier, email: string | null, scopes: readonly Scope[]): Promise<{ account: AccountRow; created: CreatedKey }> {
-    if (email !== null) {
+  /** `contact`: a sign-up's email (not unique, see `signUp`) instead of a unique `email`. */
+  private async createAccountIn(trx: Queryable, tier: Tier, email: string | null, scopes: readonly Scope[], contact = false): Promise<{ account: AccountRow; created: CreatedKey }> {
+    if (email !== null && !contact) {
       const taken = await trx.selectFrom('accounts').select('id').where('email', '=', email).executeTakeFirst();
       if (taken) throw new ServiceError('already_exists', `an account with email ${quote(email)} already exists`, { field: 'email' });
     }
     const account: AccountRow = { id: newId('acct', this.clock), email, tier, createTime: this.clock.now() };
-    await trx.insertInto('accounts').values({ id: account.id, email, tier, create_time: account.createTime }).execute();
+    const columns = contact ? { contact_email: email } : { email };
+    await trx.insertInto('accounts').values({ id: account.id, ...columns, tier, create_time: account.createTime }).execute();
     const created = await this.insertKey(trx, account.id, scopes, null, 'default');
     return { account, created };
   }
@@ -174,7 +176,9 @@ export class AccountStore {
   /**
    * Create a Free account by sign-up unless `address` already made `limit` sign-ups since `since`:
    * the count and the creation happen in one transaction, so concurrent sign-ups cannot pass the
-   * limit together. Returns the account, or the time the oldest counted sign-up was made.
+   * limit together. Returns the account, or the time the oldest counted sign-up was made. The
+   * email need not be unused: an answer that depended on it would tell anyone whether an email has
+   * an account (it is stored as the account's contact email, see migration 0010).
    */
   async signUp(email: string, address: string, since: number, limit: number, signal?: AbortSignal): Promise<{ account: AccountRow; created: CreatedKey } | { limited: number }> {
     return this.database.transaction(async (trx) => {
@@ -185,7 +189,7 @@ export class AccountStore {
         .where('create_time', '>', since)
         .executeTakeFirst();
       if (Number(row?.n ?? 0) >= limit) return { limited: Number(row?.oldest ?? this.clock.now()) };
-      const result = await this.createAccountIn(trx, 'free', email, DEFAULT_SCOPES);
+      const result = await this.createAccountIn(trx, 'free', email, DEFAULT_SCOPES, true);
       await trx.insertInto('signups').values({ address, create_time: this.clock.now(), account_id: result.account.id }).execute();
       return result;
     }, { signal });
@@ -193,12 +197,12 @@ export class AccountStore {
 
   async getAccount(id: string): Promise<AccountRow | undefined> {
     const row = await this.database.db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst();
-    return row ? { id: row.id, email: row.email, tier: row.tier as Tier, createTime: row.create_time } : undefined;
+    return row ? { id: row.id, email: row.email ?? row.contact_email, tier: row.tier as Tier, createTime: row.create_time } : undefined;
   }
 
   async firstAccount(): Promise<AccountRow | undefined> {
     const row = await this.database.db.selectFrom('accounts').selectAll().orderBy('create_time').orderBy('id').limit(1).executeTakeFirst();
-    return row ? { id: row.id, email: row.email, tier: row.tier as Tier, createTime: row.create_time } : undefined;
+    return row ? { id: row.id, email: row.email ?? row.contact_email, tier: row.tier as Tier, createTime: row.create_time } : undefined;
   }
 
   async setTier(id: string, tier: Tier): Promise<boolean> {

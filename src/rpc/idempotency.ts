@@ -18,6 +18,11 @@
  *
  * The request fingerprint is the SHA-256 of its binary protobuf encoding, identical for a REST
  * and a gRPC call of the same request.
+ *
+ * A method that needs no API key (SignUp) has no account to scope its keys to: they share one
+ * scope per method (account id ''), so the key alone guards the replay, which may carry a new API
+ * key. There it must be at least MIN_PUBLIC_KEY_LENGTH characters (a random UUID is 36), and it is
+ * stored only as its SHA-256, so the table never holds what would unlock a replay.
  */
 import { createHash } from 'node:crypto';
 import type { Clock } from '../clock';
@@ -30,6 +35,8 @@ export const IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000;
 /** A claim whose call has not finished after this long is considered abandoned (process died). */
 export const IDEMPOTENCY_LOCK_MS = 5 * 60 * 1000;
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
+/** Shortest key a method without an API key accepts (see the file comment). */
+export const MIN_PUBLIC_KEY_LENGTH = 16;
 
 /** Error codes that refuse the request itself before anything ran: never stored, the key is released. */
 const NOT_EXECUTED: ReadonlySet<ErrorCode> = new Set(['invalid_argument', 'invalid_cursor', 'unauthenticated', 'permission_denied', 'quota_exceeded']);
@@ -127,7 +134,7 @@ export class IdempotencyStore {
 export interface IdempotencyOptions {
   /** Which methods take idempotency keys (the POST methods). */
   readonly appliesTo: (methodPath: string) => boolean;
-  /** Called on a replay to add headers a fresh call would have (e.g. current RateLimit). */
+  /** Called on a replay of an authenticated call to add headers a fresh call would have (e.g. current RateLimit). */
   readonly onReplay?: (ctx: Parameters<Interceptor>[0]['ctx']) => Promise<void>;
 }
 
@@ -136,14 +143,18 @@ export function idempotencyInterceptor(store: IdempotencyStore, clock: Clock, op
   return async (call, next) => {
     const { ctx, entry } = call;
     const key = ctx.header('idempotency-key');
-    if (key === undefined || !ctx.principal || !options.appliesTo(entry.path)) return next();
-    if (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
-      throw invalidArgument('Idempotency-Key', `must be 1..${MAX_IDEMPOTENCY_KEY_LENGTH} characters, got ${key.length}`);
+    if (key === undefined || !options.appliesTo(entry.path)) return next();
+    // No principal here means a method that needs no key (authentication ran before).
+    const min = ctx.principal ? 1 : MIN_PUBLIC_KEY_LENGTH;
+    if (key.length < min || key.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
+      const why = ctx.principal ? '' : ` (${entry.name} needs no API key, so the Idempotency-Key alone guards its replay: use a random value such as a UUID)`;
+      throw invalidArgument('Idempotency-Key', `must be ${min}..${MAX_IDEMPOTENCY_KEY_LENGTH} characters, got ${key.length}${why}`);
     }
     const bytes = await call.requestBytes();
     const fingerprint = createHash('sha256').update(bytes ?? Buffer.alloc(0)).digest('hex');
-    const accountId = ctx.principal.accountId;
-    const claim = await store.claim(accountId, entry.path, key, fingerprint, clock.now());
+    const accountId = ctx.principal?.accountId ?? '';
+    const stored = ctx.principal ? key : `sha256:${createHash('sha256').update(key).digest('hex')}`;
+    const claim = await store.claim(accountId, entry.path, stored, fingerprint, clock.now());
     if (!claim.claimed) {
       const { row } = claim;
       if (row.fingerprint !== fingerprint) {
@@ -155,7 +166,7 @@ export function idempotencyInterceptor(store: IdempotencyStore, clock: Clock, op
       const headers = JSON.parse(row.headers ?? '{}') as Record<string, string>;
       for (const [k, v] of Object.entries(headers)) ctx.setHeader(k, v);
       ctx.setHeader('idempotent-replayed', 'true');
-      await options.onReplay?.(ctx);
+      if (ctx.principal) await options.onReplay?.(ctx);
       if (row.outcome === 'ok') return entry.definition.responseDeserialize(Buffer.from(row.response ?? '', 'base64'));
       const stored = JSON.parse(row.response ?? '{}') as { message: string; details?: Record<string, unknown>; headers?: Record<string, string> };
       throw new ServiceError(row.outcome as ErrorCode, stored.message, stored.details, stored.headers);
@@ -172,11 +183,11 @@ export function idempotencyInterceptor(store: IdempotencyStore, clock: Clock, op
       response = await next();
     } catch (err) {
       const error = ServiceError.from(err);
-      if (error.httpStatus >= 500 || NOT_EXECUTED.has(error.code)) await store.release(accountId, entry.path, key);
-      else await store.complete(accountId, entry.path, key, error.code, JSON.stringify({ message: error.message, details: error.details, headers: error.headers }), keep());
+      if (error.httpStatus >= 500 || NOT_EXECUTED.has(error.code)) await store.release(accountId, entry.path, stored);
+      else await store.complete(accountId, entry.path, stored, error.code, JSON.stringify({ message: error.message, details: error.details, headers: error.headers }), keep());
       throw err;
     }
-    await store.complete(accountId, entry.path, key, 'ok', entry.definition.responseSerialize(response).toString('base64'), keep());
+    await store.complete(accountId, entry.path, stored, 'ok', entry.definition.responseSerialize(response).toString('base64'), keep());
     return response;
   };
 }

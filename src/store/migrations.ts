@@ -314,6 +314,17 @@ export function migrations(dialect: DialectName): Record<string, Migration> {
         }
       },
     },
+    '0010_signup_email': {
+      /**
+       * Sign-up no longer refuses an email that has an account (that answer told strangers which
+       * emails have one): the email a sign-up gives is its contact address, not unique, kept here.
+       * `email` (unique) stays for accounts the operator creates with `--email`.
+       */
+      async up(db: Kysely<any>) {
+        const text = dialect === 'postgres' ? sql.raw('text collate "C"') : 'text';
+        await db.schema.alterTable('accounts').addColumn('contact_email', text).execute();
+      },
+    },
   };
 }
 

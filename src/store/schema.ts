@@ -6,7 +6,10 @@ import type { Generated } from 'kysely';
 
 export interface AccountsTable {
   id: string;
+  /** Unique; set by the operator CLI (`accounts create --email`). */
   email: string | null;
+  /** The email a sign-up gave (not unique: see migration 0010); null for operator-made accounts. */
+  contact_email: Generated<string | null>;
   tier: string;
   create_time: number;
   /** The account's latest data revision (0 before its first ingest); each ingest increments it. */

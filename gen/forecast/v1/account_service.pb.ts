@@ -678,9 +678,18 @@ export const AccountServiceService = {
   },
   /**
    * Creates a Free-tier account for an email address and returns its first API key, once.
-   * Needs no key and no payment card. An email that already has an account is 409
-   * `already_exists`; each client address may sign up at most 5 times per hour (429
-   * `quota_exceeded` with `Retry-After`).
+   * Needs no key and no payment card. The email is the account's contact address; it is not
+   * checked for other accounts, so the answer never tells whether an email has one (another
+   * sign-up with the same email makes another account). Each client address may make at most
+   * 5 sign-ups per hour, over both protocols (429 `quota_exceeded` with `Retry-After`).
+   *
+   * `Idempotency-Key` works as on every POST, scoped to this method since there is no account:
+   * the same key with the same request within 24 hours replays the first answer, the new API
+   * key included (stored sealed with the server's master key, never in clear, as for
+   * CreateKey), with `Idempotent-Replayed: true`, and does not count as a sign-up; the same
+   * key with another request is 422 `idempotency_key_reused`. Because the key alone guards
+   * that replay, it must be 16 to 255 characters here (use a random value such as a UUID);
+   * the service keeps only its SHA-256.
    */
   signUp: {
     path: "/forecast.v1.AccountService/SignUp" as const,
@@ -712,9 +721,18 @@ export interface AccountServiceServer extends UntypedServiceImplementation {
   getAccount: handleUnaryCall<GetAccountRequest, GetAccountResponse>;
   /**
    * Creates a Free-tier account for an email address and returns its first API key, once.
-   * Needs no key and no payment card. An email that already has an account is 409
-   * `already_exists`; each client address may sign up at most 5 times per hour (429
-   * `quota_exceeded` with `Retry-After`).
+   * Needs no key and no payment card. The email is the account's contact address; it is not
+   * checked for other accounts, so the answer never tells whether an email has one (another
+   * sign-up with the same email makes another account). Each client address may make at most
+   * 5 sign-ups per hour, over both protocols (429 `quota_exceeded` with `Retry-After`).
+   *
+   * `Idempotency-Key` works as on every POST, scoped to this method since there is no account:
+   * the same key with the same request within 24 hours replays the first answer, the new API
+   * key included (stored sealed with the server's master key, never in clear, as for
+   * CreateKey), with `Idempotent-Replayed: true`, and does not count as a sign-up; the same
+   * key with another request is 422 `idempotency_key_reused`. Because the key alone guards
+   * that replay, it must be 16 to 255 characters here (use a random value such as a UUID);
+   * the service keeps only its SHA-256.
    */
   signUp: handleUnaryCall<SignUpRequest, SignUpResponse>;
   /** Returns the contract version. Needs no key and counts against no quota. */
@@ -744,9 +762,18 @@ export interface AccountServiceClient extends Client {
   ): ClientUnaryCall;
   /**
    * Creates a Free-tier account for an email address and returns its first API key, once.
-   * Needs no key and no payment card. An email that already has an account is 409
-   * `already_exists`; each client address may sign up at most 5 times per hour (429
-   * `quota_exceeded` with `Retry-After`).
+   * Needs no key and no payment card. The email is the account's contact address; it is not
+   * checked for other accounts, so the answer never tells whether an email has one (another
+   * sign-up with the same email makes another account). Each client address may make at most
+   * 5 sign-ups per hour, over both protocols (429 `quota_exceeded` with `Retry-After`).
+   *
+   * `Idempotency-Key` works as on every POST, scoped to this method since there is no account:
+   * the same key with the same request within 24 hours replays the first answer, the new API
+   * key included (stored sealed with the server's master key, never in clear, as for
+   * CreateKey), with `Idempotent-Replayed: true`, and does not count as a sign-up; the same
+   * key with another request is 422 `idempotency_key_reused`. Because the key alone guards
+   * that replay, it must be 16 to 255 characters here (use a random value such as a UUID);
+   * the service keeps only its SHA-256.
    */
   signUp(
     request: SignUpRequest,
