@@ -92,11 +92,18 @@ export class Pipeline {
     );
   }
 
-  /** Run a client-streaming call; decoding errors surface while the endpoint iterates. */
+  /**
+   * Run a client-streaming call; decoding errors surface while the endpoint iterates. The
+   * endpoint sees the stream end only when it really ended: once the call's signal has aborted
+   * (the client cancelled, the deadline passed) the stream fails with the abort's reason, even
+   * where the transport ended it as if the client had half-closed (grpc-js does on a cancel), so
+   * an endpoint that writes when its stream ends never writes a cancelled stream.
+   */
   clientStream(entry: MethodEntry, stream: AsyncIterable<unknown>, incoming: IncomingCall): Promise<CallOutcome<unknown>> {
     const endpoint = entry.endpoint;
-    const requests = checkedStream(stream);
     if (!('handleStream' in endpoint)) throw new Error(`${entry.path} is unary`);
+    let requests: AsyncIterable<unknown> | undefined;
+    const requestsOf = (ctx: CallContext) => (requests ??= untilAborted(checkedStream(stream), ctx.signal));
     let buffered: unknown[] | undefined;
     const replay = async function* (items: unknown[]) {
       yield* items;
@@ -105,11 +112,11 @@ export class Pipeline {
       entry,
       incoming,
       () => undefined,
-      (ctx) => endpoint.handleStream(buffered ? replay(buffered) : requests, ctx),
-      async () => {
+      (ctx) => endpoint.handleStream(buffered ? replay(buffered) : requestsOf(ctx), ctx),
+      async (ctx) => {
         if (!buffered) {
           buffered = [];
-          for await (const r of requests) buffered.push(r);
+          for await (const r of requestsOf(ctx)) buffered.push(r);
         }
         return Buffer.concat(
           buffered.flatMap((r) => {
@@ -128,7 +135,7 @@ export class Pipeline {
     incoming: IncomingCall,
     decode: () => unknown | Promise<unknown>,
     run: (ctx: CallContext) => Promise<unknown>,
-    requestBytes: () => Promise<Buffer | undefined>,
+    requestBytes: (ctx: CallContext) => Promise<Buffer | undefined>,
   ): Promise<CallOutcome<unknown>> {
     const { clock, log } = this.deps;
     const started = log.enabled('debug') ? process.hrtime.bigint() : 0n;
@@ -155,7 +162,7 @@ export class Pipeline {
       for (const field of entry.deprecatedFields) {
         if (request !== undefined && isSet((request as Record<string, unknown>)[field.localName])) addDeprecationHeaders(headers, field.deprecation);
       }
-      const invocation: Invocation = { entry, ctx, requestBytes, responseHeaders: () => headers };
+      const invocation: Invocation = { entry, ctx, requestBytes: () => requestBytes(ctx), responseHeaders: () => headers };
       const chain = (i: number): Promise<unknown> =>
         i < this.interceptors.length ? this.interceptors[i](invocation, () => chain(i + 1)) : run(ctx);
       // Deadlines are wall-clock instants set by the transport, not business time: compare them
@@ -249,6 +256,24 @@ class Context implements CallContext {
   setHeader(name: string, value: string): void {
     this.headers[name.toLowerCase()] = value;
   }
+}
+
+/**
+ * `requests` until the call's `signal` aborts: from then on the stream fails with the abort's
+ * reason (`deadline_exceeded`, or `unavailable` for a client that went away), whether the
+ * transport ended it normally or with an error of its own.
+ */
+async function* untilAborted<T>(requests: AsyncIterable<T>, signal: AbortSignal): AsyncGenerator<T> {
+  try {
+    for await (const r of requests) {
+      signal.throwIfAborted();
+      yield r;
+    }
+  } catch (err) {
+    signal.throwIfAborted();
+    throw err;
+  }
+  signal.throwIfAborted();
 }
 
 function deadlineError(): ServiceError {

@@ -81,9 +81,38 @@ function decodeMessage(entry: MethodEntry, bytes: Buffer, field: string): unknow
   }
 }
 
+/**
+ * How long a client stream that ended waits for a cancel before the endpoint sees its end. A
+ * client that cancels over Node's HTTP/2 (grpc-js `call.cancel()`, or its deadline passing)
+ * half-closes its stream and resets it just after: the server's grpc-js ends the messages on the
+ * half-close, as if the request were complete, and hears of the reset (the `cancelled` event)
+ * a moment later: about a millisecond between processes, tens of milliseconds on a loaded
+ * machine. Nothing on the wire tells the two apart, so a bulk write waits this long for the
+ * reset before it commits. (A cancel heard later still keeps the commit from happening: it
+ * aborts the call's signal, which `Database.transaction` checks right before COMMIT. One that
+ * arrives after the commit cannot undo it, as with any RPC.)
+ */
+const CANCEL_SETTLE_MS = 50;
+
+/**
+ * The messages of a client stream, decoded. It ends normally only when the client half-closed
+ * and did not cancel within `CANCEL_SETTLE_MS`; a cancelled stream fails instead (the pipeline
+ * answers with the reason its signal aborted for).
+ */
 async function* decodeStream(entry: MethodEntry, call: grpc.ServerReadableStream<unknown, unknown>): AsyncGenerator<unknown> {
   let i = 0;
   for await (const bytes of call) yield decodeMessage(entry, bytes as Buffer, `messages[${i++}]`);
+  await new Promise<void>((resolve) => {
+    if (call.cancelled) return resolve();
+    const settled = () => {
+      clearTimeout(timer);
+      call.off('cancelled', settled);
+      resolve();
+    };
+    const timer = setTimeout(settled, CANCEL_SETTLE_MS);
+    call.once('cancelled', settled);
+  });
+  if (call.cancelled) throw new ServiceError('unavailable', 'the client cancelled the call');
 }
 
 function finish(
