@@ -3,6 +3,9 @@
  * `env` as a parameter so tests inject their own.
  */
 
+
+/** A client stream may be larger than one JSON body: up to this many of them. */
+const STREAM_BODIES = 64;
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 
 export interface Config {
@@ -20,8 +23,17 @@ export interface Config {
   readonly shutdownGraceMs: number;
   /** Maximum JSON body in bytes (`MAX_BODY_BYTES`, default 1 MiB, API.md section 12). */
   readonly maxBodyBytes: number;
-  /** Maximum gRPC message in bytes (4 MiB, API.md section 12). */
+  /**
+   * Maximum gRPC message in bytes (4 MiB, API.md section 12): a larger one is 413
+   * `payload_too_large` (gRPC RESOURCE_EXHAUSTED) with the usual error details.
+   */
   readonly maxGrpcMessageBytes: number;
+  /**
+   * Most bytes of one client stream, either protocol (64 JSON bodies: 64 MiB by default): a
+   * stream is held whole until it commits (and to fingerprint it for idempotency), so an endless
+   * or slow one is refused with 413 instead of filling memory.
+   */
+  readonly maxStreamBytes: number;
   /** Public base URL used in links (`PUBLIC_BASE_URL`, default `http://HOST:HTTP_PORT`). */
   readonly publicBaseUrl?: string;
   /**
@@ -131,6 +143,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shutdownGraceMs: grace,
     maxBodyBytes: maxBody,
     maxGrpcMessageBytes: 4 * 1024 * 1024,
+    maxStreamBytes: maxBody * STREAM_BODIES,
     publicBaseUrl: env.PUBLIC_BASE_URL || undefined,
     masterKey: env.MASTER_KEY || undefined,
     masterKeyFile: env.MASTER_KEY_FILE || undefined,

@@ -233,6 +233,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
   );
   const app = createRestApp(pipeline, routes, {
     maxBodyBytes: config.maxBodyBytes,
+    maxStreamBytes: config.maxStreamBytes,
     clock,
     log,
     corsOrigins: config.corsOrigins,
@@ -242,6 +243,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
   });
   const { server: grpcServer, health } = createGrpcServer(pipeline, {
     maxMessageBytes: config.maxGrpcMessageBytes,
+    maxStreamBytes: config.maxStreamBytes,
     descriptorBytes: descriptors.bytes,
   });
   const served = ['', ...new Set([...methods.values()].map((m) => m.service))];

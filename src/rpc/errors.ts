@@ -38,7 +38,7 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, { http: number; grpc: Grpc
   method_not_allowed: { http: 405, grpc: GrpcStatus.UNIMPLEMENTED }, // known path, other HTTP method
   already_exists: { http: 409, grpc: GrpcStatus.ALREADY_EXISTS }, // e.g. email already registered
   idempotency_key_in_use: { http: 409, grpc: GrpcStatus.ABORTED }, // first request with this key still running
-  payload_too_large: { http: 413, grpc: GrpcStatus.RESOURCE_EXHAUSTED }, // body over 1 MiB
+  payload_too_large: { http: 413, grpc: GrpcStatus.RESOURCE_EXHAUSTED }, // body, message or stream over its byte limit
   unsupported_media_type: { http: 415, grpc: GrpcStatus.INVALID_ARGUMENT }, // not application/json
   idempotency_key_reused: { http: 422, grpc: GrpcStatus.INVALID_ARGUMENT }, // same key, different request
   quota_exceeded: { http: 429, grpc: GrpcStatus.RESOURCE_EXHAUSTED }, // monthly quota used up
@@ -135,4 +135,9 @@ export class NotFoundError extends ServiceError {
   constructor(kind: string, id: string) {
     super('not_found', `${kind} ${quote(id)} not found`, { [kind]: id });
   }
+}
+
+/** 413: `what` (a request body, a message, a stream) is over its limit of `limit` bytes. */
+export function payloadTooLarge(what: string, limit: number): ServiceError {
+  return new ServiceError('payload_too_large', `${what} exceeds the limit of ${limit} bytes`, { limit });
 }

@@ -3,7 +3,7 @@
  * revision when the stream closes" (entity_service.proto). A stream the client cancels, or whose
  * deadline passes before the client half-closes, stores nothing and uses no revision, also when
  * the cancel arrives after the last message was read but before the commit; a stream that
- * closes normally commits.
+ * closes normally commits. A stream has a byte limit, as REST's NDJSON stream has.
  */
 import { afterAll, beforeAll, beforeEach, describe, test } from '@jest/globals';
 import assert from 'node:assert/strict';
@@ -11,6 +11,7 @@ import * as grpc from '@grpc/grpc-js';
 import { EntityServiceClient, type BulkIngestObservationsRequest, type BulkIngestObservationsResponse } from '../../gen/forecast/v1/entity_service.pb';
 import type { ClientStreamEndpoint } from '../../src/rpc/method';
 import { ServiceError } from '../../src/rpc/errors';
+import { decodeErrorInfo } from '../../src/transport/grpc/status-details';
 import { rest } from '../helpers/dual';
 import { startTestService, type TestService } from '../helpers/service';
 
@@ -170,4 +171,53 @@ test('a stream that closes normally commits all its messages as one new revision
   const after = await stored();
   assert.equal(after.observations.length, before.observations.length + 20);
   assert.equal(after.revision, before.revision + 1);
+});
+
+describe('a stream has a byte limit on both protocols (64 bodies: 64 KiB with MAX_BODY_BYTES=1024)', () => {
+  let small: TestService;
+  let smallKey: string;
+  beforeAll(async () => {
+    small = await startTestService({ env: { MAX_BODY_BYTES: '1024' } });
+    smallKey = (await small.account('enterprise')).key;
+    const o = await rest(small, smallKey, { method: 'POST', path: '/v1/entities', body: { entity: 'store:s', frequency: 'P1D', axes: [{ name: 'demand' }] } });
+    assert.equal(o.code, 'ok', o.message);
+  });
+  afterAll(() => small.close());
+
+  // 40 messages of 10 rows: about 16 KiB of protobuf, 22 KiB of JSON; 200 of them are over 64 KiB either way
+  const messages = (n: number) => Array.from({ length: n }, (_, m) => ({ ...message(m * 10), entity: 'store:s' }));
+
+  test('gRPC: 413 payload_too_large (RESOURCE_EXHAUSTED) with request-id, an idempotency key (the stream is buffered) or not; nothing stored', async () => {
+    const client = small.client(EntityServiceClient);
+    for (const extra of [{}, { 'idempotency-key': 'k-big-stream' }]) {
+      const md = new grpc.Metadata();
+      md.set('authorization', `Bearer ${smallKey}`);
+      for (const [k, v] of Object.entries(extra)) md.set(k, v);
+      const err = await new Promise<grpc.ServiceError | null>((resolve) => {
+        const call = client.bulkIngestObservations(md, (e) => resolve(e));
+        call.on('error', () => undefined);
+        for (const m of messages(200)) call.write(m);
+        call.end();
+      });
+      assert.equal(err?.code, grpc.status.RESOURCE_EXHAUSTED, err?.details);
+      assert.equal(decodeErrorInfo(err!.metadata.get('grpc-status-details-bin')[0] as Buffer).reason, 'payload_too_large');
+      assert.match(String(err!.metadata.get('request-id')[0]), /^req_/);
+    }
+    const none = await rest(small, smallKey, { method: 'GET', path: '/v1/entities/store:s/observations' });
+    assert.deepEqual(none.data.observations, []);
+    const ok = await new Promise<grpc.ServiceError | null>((resolve) => {
+      const md = new grpc.Metadata();
+      md.set('authorization', `Bearer ${smallKey}`);
+      const call = client.bulkIngestObservations(md, (e) => resolve(e));
+      for (const m of messages(40)) call.write(m);
+      call.end();
+    });
+    assert.equal(ok, null, 'a stream under the limit commits');
+  });
+
+  test('REST NDJSON: the same limit, 413', async () => {
+    const o = await rest(small, smallKey, { method: 'POST', path: '/v1/observations:bulkIngest', rawBody: messages(200).map((m) => JSON.stringify({ entity: m.entity, observations: m.observations.map(({ revision: _, ...r }) => r) })).join('\n'), headers: { 'content-type': 'application/x-ndjson' } });
+    assert.equal(o.code, 'payload_too_large', o.message);
+    assert.equal(o.status, 413);
+  });
 });

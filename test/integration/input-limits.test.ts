@@ -2,6 +2,8 @@
  * Input limits (issue 11, defects 4 and 7): every string field has a length limit checked before
  * use, messages quote at most a short prefix of user input, an over-long `key_id` neither hangs
  * nor poisons a gRPC channel, and malformed protobuf is INVALID_ARGUMENT with our error details.
+ * A gRPC message over the 4 MiB limit gets the same error contract as REST's 413 (ErrorInfo
+ * `payload_too_large`, request-id), after authentication.
  */
 import { afterAll, beforeAll, describe, test } from '@jest/globals';
 import assert from 'node:assert/strict';
@@ -10,6 +12,7 @@ import { AccountServiceClient } from '../../gen/forecast/v1/account_service.pb';
 import { EntityServiceClient, IngestObservationsRequest } from '../../gen/forecast/v1/entity_service.pb';
 import { KeyServiceClient } from '../../gen/forecast/v1/key_service.pb';
 import { MAX_STRING_CHARS } from '../../src/rpc/limits';
+import { decodeErrorInfo } from '../../src/transport/grpc/status-details';
 import { grpcCall, rest, type Outcome } from '../helpers/dual';
 import { frame, RawGrpc } from '../helpers/raw-grpc';
 import { startTestService, type TestService } from '../helpers/service';
@@ -125,5 +128,51 @@ describe('malformed protobuf on gRPC', () => {
     assert.match(r.message, /^messages\[1\]: /);
     const list = await rest(t, admin, { method: 'GET', path: '/v1/entities/store:s/observations' });
     assert.deepEqual(list.data.observations, [], 'nothing of the stream was stored');
+  });
+});
+
+describe('oversized gRPC messages', () => {
+  const MiB = 1024 * 1024;
+  const big = 'x'.repeat(5 * MiB); // over the 4 MiB limit, under grpc-js's ceiling (4 × the limit)
+  const create = (key: string | undefined) =>
+    grpcCall(entities, entities.createEntity, key, { entity: 'store:big', displayName: big, frequency: 'P1D', seasonLength: 0, axes: [], parents: [] });
+
+  test('a 5 MiB request: RESOURCE_EXHAUSTED with ErrorInfo payload_too_large and request-id, after authentication, as REST answers 413', async () => {
+    const o = await create(admin);
+    assert.equal(o.status, grpc.status.RESOURCE_EXHAUSTED, o.message);
+    shortError(o, 'payload_too_large');
+    assert.match(o.message, /^request \(\d+ bytes\) exceeds the limit of 4194304 bytes$/);
+    assert.equal((await create(undefined)).code, 'unauthenticated', 'without a key the answer is 401, whatever the size');
+    // the REST gateway's answer to an oversized body: the same code
+    const r = await rest(t, admin, { method: 'POST', path: '/v1/entities', body: { entity: 'store:big', display_name: big } });
+    assert.equal(r.code, 'payload_too_large');
+    assert.equal(r.status, 413);
+    // and the channel still works
+    assert.equal((await grpcCall(accounts, accounts.getAccount, admin, {})).code, 'ok');
+  });
+
+  test('a message just under 4 MiB still reaches the endpoint checks (400 for its over-long field, not a size error)', async () => {
+    const o = await grpcCall(entities, entities.createEntity, admin, { entity: 'store:big', displayName: 'x'.repeat(4 * MiB - 100), frequency: 'P1D', seasonLength: 0, axes: [], parents: [] });
+    shortError(o, 'invalid_argument', 'display_name');
+  });
+
+  test('a 5 MiB message in a bulk stream: payload_too_large naming it, with request-id; nothing stored', async () => {
+    const ok = await rest(t, admin, { method: 'POST', path: '/v1/entities', body: { entity: 'store:bigstream', frequency: 'P1D', axes: [{ name: 'a' }] } });
+    assert.equal(ok.code, 'ok', ok.message);
+    const md = new grpc.Metadata();
+    md.set('authorization', `Bearer ${admin}`);
+    const err = await new Promise<grpc.ServiceError | null>((resolve) => {
+      const call = entities.bulkIngestObservations(md, (e) => resolve(e));
+      call.write({ entity: 'store:bigstream', observations: [{ axis: 'a', time: '2026-01-01T00:00:00Z', value: 1, revision: '0' }] });
+      call.write({ entity: 'store:bigstream', observations: [{ axis: big, time: '2026-01-02T00:00:00Z', value: 1, revision: '0' }] });
+      call.end();
+    });
+    assert.equal(err?.code, grpc.status.RESOURCE_EXHAUSTED, err?.details);
+    const details = err!.metadata.get('grpc-status-details-bin')[0] as Buffer;
+    assert.equal(decodeErrorInfo(details).reason, 'payload_too_large');
+    assert.match(String(err!.metadata.get('request-id')[0]), /^req_/);
+    assert.match(err!.details, /^messages\[1\] \(\d+ bytes\) exceeds the limit of 4194304 bytes$/);
+    const list = await rest(t, admin, { method: 'GET', path: '/v1/entities/store:bigstream/observations' });
+    assert.deepEqual(list.data.observations, []);
   });
 });

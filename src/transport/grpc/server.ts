@@ -8,21 +8,38 @@ import { loadFileDescriptorSetFromBuffer } from '@grpc/proto-loader';
 import { ReflectionService } from '@grpc/reflection';
 import { HealthImplementation } from 'grpc-health-check';
 import type { IncomingCall } from '../../rpc/context';
-import { invalidArgument, ServiceError } from '../../rpc/errors';
+import { invalidArgument, payloadTooLarge, ServiceError } from '../../rpc/errors';
 import type { MethodEntry } from '../../rpc/method';
 import type { CallOutcome, Pipeline } from '../../rpc/pipeline';
 import { encodeStatusDetails } from './status-details';
 
 export interface GrpcServerOptions {
+  /** Largest request message accepted (`Config.maxGrpcMessageBytes`); also the largest response sent. */
   readonly maxMessageBytes: number;
+  /** Most bytes of all messages of one client stream (`Config.maxStreamBytes`). */
+  readonly maxStreamBytes: number;
   /** The descriptor image bytes, served by reflection. */
   readonly descriptorBytes: Buffer;
 }
 
+/**
+ * How far past `maxMessageBytes` grpc-js itself still receives a message. A message over the
+ * limit is refused by our own check (`decodeMessage`), after authentication, as every other
+ * error is: `payload_too_large` in the ErrorInfo, `request-id` in the trailers. grpc-js's own
+ * limit cannot give that answer: its decoder refuses a larger message by sending a bare
+ * RESOURCE_EXHAUSTED status ("Received message larger than max") from the call underneath every
+ * server interceptor (grpc-js 1.14: `BaseServerInterceptingCall.handleDataFrame`), so no
+ * interceptor or handler sees or rewrites it, and it carries no request-id. So grpc-js's limit
+ * is set this many times higher, as a ceiling on memory only: what remains is that a message over
+ * 4 × 4 MiB still gets grpc-js's bare status. (grpc-js buffers a message as it arrives, not at
+ * its declared size, so the ceiling costs memory only when a client really sends that much.)
+ */
+const RECEIVE_CEILING_FACTOR = 4;
+
 /** A gRPC server for every method in the pipeline's table, not yet bound to a port. */
 export function createGrpcServer(pipeline: Pipeline, options: GrpcServerOptions): { server: grpc.Server; health: HealthImplementation } {
   const server = new grpc.Server({
-    'grpc.max_receive_message_length': options.maxMessageBytes,
+    'grpc.max_receive_message_length': options.maxMessageBytes * RECEIVE_CEILING_FACTOR,
     'grpc.max_send_message_length': options.maxMessageBytes,
     // Channelz (per-call statistics for the channelz service) is not served here: skip its bookkeeping.
     'grpc.enable_channelz': 0,
@@ -42,7 +59,7 @@ export function createGrpcServer(pipeline: Pipeline, options: GrpcServerOptions)
       // (after authentication, as INVALID_ARGUMENT with our error details), not answered by
       // grpc-js with a bare INTERNAL "Error deserializing request".
       definition[entry.key] = { ...entry.definition, requestDeserialize: (bytes: Buffer) => bytes } as unknown as grpc.MethodDefinition<unknown, unknown>;
-      impl[entry.key] = entry.definition.requestStream ? clientStreamHandler(pipeline, entry) : unaryHandler(pipeline, entry);
+      impl[entry.key] = entry.definition.requestStream ? clientStreamHandler(pipeline, entry, options) : unaryHandler(pipeline, entry, options);
     }
     server.addService(definition as grpc.ServiceDefinition, impl);
     healthStatus[service] = 'SERVING';
@@ -54,26 +71,30 @@ export function createGrpcServer(pipeline: Pipeline, options: GrpcServerOptions)
   return { server, health };
 }
 
-function unaryHandler(pipeline: Pipeline, entry: MethodEntry): grpc.handleUnaryCall<unknown, unknown> {
+function unaryHandler(pipeline: Pipeline, entry: MethodEntry, limits: GrpcServerOptions): grpc.handleUnaryCall<unknown, unknown> {
   return (call, callback) => {
     pipeline
-      .unary(entry, () => decodeMessage(entry, call.request as Buffer, 'request'), incomingOf(call))
+      .unary(entry, () => decodeMessage(entry, call.request as Buffer, 'request', limits.maxMessageBytes), incomingOf(call))
       .then((outcome) => finish(call, callback, outcome))
       .catch((err) => failSafe(callback, err));
   };
 }
 
-function clientStreamHandler(pipeline: Pipeline, entry: MethodEntry): grpc.handleClientStreamingCall<unknown, unknown> {
+function clientStreamHandler(pipeline: Pipeline, entry: MethodEntry, limits: GrpcServerOptions): grpc.handleClientStreamingCall<unknown, unknown> {
   return (call, callback) => {
     pipeline
-      .clientStream(entry, decodeStream(entry, call), incomingOf(call))
+      .clientStream(entry, decodeStream(entry, call, limits), incomingOf(call))
       .then((outcome) => finish(call, callback, outcome))
       .catch((err) => failSafe(callback, err));
   };
 }
 
-/** Decode one request message; 400 naming `field` when the bytes are not a valid message. */
-function decodeMessage(entry: MethodEntry, bytes: Buffer, field: string): unknown {
+/**
+ * Decode one request message (the pipeline calls this after authentication); 413 when it is
+ * larger than `limit` bytes, 400 naming `field` when the bytes are not a valid message.
+ */
+function decodeMessage(entry: MethodEntry, bytes: Buffer, field: string, limit: number): unknown {
+  if (bytes.length > limit) throw payloadTooLarge(`${field} (${bytes.length} bytes)`, limit);
   try {
     return entry.definition.requestDeserialize(bytes);
   } catch {
@@ -95,13 +116,18 @@ function decodeMessage(entry: MethodEntry, bytes: Buffer, field: string): unknow
 const CANCEL_SETTLE_MS = 50;
 
 /**
- * The messages of a client stream, decoded. It ends normally only when the client half-closed
- * and did not cancel within `CANCEL_SETTLE_MS`; a cancelled stream fails instead (the pipeline
- * answers with the reason its signal aborted for).
+ * The messages of a client stream, decoded; 413 once they come to more than `maxStreamBytes`. It
+ * ends normally only when the client half-closed and did not cancel within `CANCEL_SETTLE_MS`; a
+ * cancelled stream fails instead (the pipeline answers with the reason its signal aborted for).
  */
-async function* decodeStream(entry: MethodEntry, call: grpc.ServerReadableStream<unknown, unknown>): AsyncGenerator<unknown> {
+async function* decodeStream(entry: MethodEntry, call: grpc.ServerReadableStream<unknown, unknown>, limits: GrpcServerOptions): AsyncGenerator<unknown> {
   let i = 0;
-  for await (const bytes of call) yield decodeMessage(entry, bytes as Buffer, `messages[${i++}]`);
+  let total = 0;
+  for await (const bytes of call as AsyncIterable<Buffer>) {
+    total += bytes.length;
+    if (total > limits.maxStreamBytes) throw payloadTooLarge(`the stream (${i + 1} messages)`, limits.maxStreamBytes);
+    yield decodeMessage(entry, bytes, `messages[${i++}]`, limits.maxMessageBytes);
+  }
   await new Promise<void>((resolve) => {
     if (call.cancelled) return resolve();
     const settled = () => {

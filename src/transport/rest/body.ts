@@ -1,11 +1,11 @@
 /** Reading request bodies with a size limit, and content-type checks, for the gateway. */
 import type { IncomingMessage } from 'node:http';
-import { ServiceError } from '../../rpc/errors';
+import { payloadTooLarge, ServiceError } from '../../rpc/errors';
 
 /** Read the whole body, refusing more than `limit` bytes with 413 (checked before reading when Content-Length says so). */
 export async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   const declared = Number(req.headers['content-length']);
-  const tooLarge = () => new ServiceError('payload_too_large', `request body exceeds the limit of ${limit} bytes`, { limit });
+  const tooLarge = () => payloadTooLarge('request body', limit);
   if (Number.isFinite(declared) && declared > limit) throw tooLarge();
   const chunks: Buffer[] = [];
   let size = 0;
@@ -23,7 +23,7 @@ export async function readBody(req: IncomingMessage, limit: number): Promise<Buf
  */
 export async function* ndjsonLines(req: IncomingMessage, limit: number): AsyncGenerator<string> {
   const declared = Number(req.headers['content-length']);
-  const tooLarge = () => new ServiceError('payload_too_large', `request body exceeds the limit of ${limit} bytes`, { limit });
+  const tooLarge = () => payloadTooLarge('request body', limit);
   if (Number.isFinite(declared) && declared > limit) throw tooLarge();
   const decoder = new TextDecoder('utf-8', { fatal: false });
   let size = 0;

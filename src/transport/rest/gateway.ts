@@ -25,6 +25,8 @@ import type { Route, RouteTable } from './route-table';
 
 export interface GatewayOptions {
   readonly maxBodyBytes: number;
+  /** Most bytes of a newline-delimited client stream (`Config.maxStreamBytes`). */
+  readonly maxStreamBytes: number;
   readonly clock: Clock;
   readonly log: Logger;
 }
@@ -32,8 +34,6 @@ export interface GatewayOptions {
 const JSON_TYPES = new Set(['application/json']);
 const NDJSON_TYPES = new Set(['application/x-ndjson', 'application/jsonl', 'application/json-seq']);
 const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
-/** A client stream may be larger than one JSON body: up to 64 of them. */
-const STREAM_BODIES = 64;
 
 /** The API: every route of the table through the pipeline; anything else goes to `next`. */
 export function apiMiddleware(pipeline: Pipeline, routes: RouteTable, options: GatewayOptions): RequestHandler {
@@ -92,7 +92,7 @@ async function serve(
         throw new ServiceError('unsupported_media_type', `${route.entry.name} takes newline-delimited JSON: Content-Type must be application/x-ndjson, got ${type ?? 'none'}`);
       }
       let n = 0;
-      for await (const line of ndjsonLines(req, options.maxBodyBytes * STREAM_BODIES)) yield decodeLine(route, line, ++n);
+      for await (const line of ndjsonLines(req, options.maxStreamBytes)) yield decodeLine(route, line, ++n);
     }
     outcome = await pipeline.clientStream(route.entry, messages(), incoming);
   } else {
