@@ -119,9 +119,21 @@ export class ServiceError extends Error {
     }
     if (err instanceof InvalidSeriesError) return new ServiceError('failed_precondition', err.message);
     // A call's signal aborted without a reason of ours (the client went away).
-    if (err instanceof Error && err.name === 'AbortError') return new ServiceError('unavailable', 'the call was cancelled', undefined, undefined, { cause: err });
+    if (err instanceof Error && err.name === 'AbortError') return new ClientCancelledError(err);
     if (err instanceof EngineError) return new ServiceError('internal', 'internal error', undefined, undefined, { cause: err });
     return new ServiceError('internal', 'internal error', undefined, undefined, { cause: err });
+  }
+}
+
+/**
+ * The client went away before the answer (a cancelled gRPC call, an HTTP request whose
+ * connection closed mid-body): `unavailable`, whichever protocol (the closed code set has no
+ * `cancelled`, and no client is left to read the answer anyway). The pipeline logs it at info,
+ * without a stack, not as an internal error: nothing is wrong with the service.
+ */
+export class ClientCancelledError extends ServiceError {
+  constructor(cause?: unknown) {
+    super('unavailable', 'the client cancelled the call', undefined, undefined, { cause });
   }
 }
 

@@ -10,7 +10,7 @@ import type { Clock } from '../clock';
 import { newId } from '../ids';
 import type { Logger } from '../log';
 import type { CallContext, IncomingCall } from './context';
-import { ServiceError } from './errors';
+import { ClientCancelledError, ServiceError } from './errors';
 import { checkedStream, checkStringLengths } from './limits';
 import type { Deprecation, MethodEntry } from './method';
 
@@ -147,7 +147,7 @@ export class Pipeline {
     const abort = deadline !== undefined ? new AbortController() : undefined;
     // A client that goes away after the deadline went away because of it (grpc-js ends such a call itself).
     const onClientAbort = () =>
-      abort?.abort(deadline !== undefined && Date.now() >= deadline ? deadlineError() : new ServiceError('unavailable', 'client cancelled the call'));
+      abort?.abort(deadline !== undefined && Date.now() >= deadline ? deadlineError() : new ClientCancelledError());
     if (abort) incoming.signal?.addEventListener('abort', onClientAbort, { once: true });
     const ctx = new Context(requestId, entry.path, clock, log, incoming, abort, headers);
     let timer: NodeJS.Timeout | undefined;
@@ -195,6 +195,7 @@ export class Pipeline {
       const error = ServiceError.from(caught);
       if (error.headers) for (const [k, v] of Object.entries(error.headers)) headers[k.toLowerCase()] = v;
       if (error.code === 'internal') log.error('internal error', { requestId, method: entry.path, error: caught });
+      else if (error instanceof ClientCancelledError) log.info('call cancelled by the client', { requestId, method: entry.path, protocol: incoming.protocol });
       this.access(entry, ctx, error.code, started);
       return { ok: false, error, headers };
     } finally {

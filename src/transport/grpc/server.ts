@@ -8,7 +8,7 @@ import { loadFileDescriptorSetFromBuffer } from '@grpc/proto-loader';
 import { ReflectionService } from '@grpc/reflection';
 import { HealthImplementation } from 'grpc-health-check';
 import type { IncomingCall } from '../../rpc/context';
-import { invalidArgument, payloadTooLarge, ServiceError } from '../../rpc/errors';
+import { ClientCancelledError, invalidArgument, payloadTooLarge, ServiceError } from '../../rpc/errors';
 import type { MethodEntry } from '../../rpc/method';
 import type { CallOutcome, Pipeline } from '../../rpc/pipeline';
 import { encodeStatusDetails } from './status-details';
@@ -138,7 +138,7 @@ async function* decodeStream(entry: MethodEntry, call: grpc.ServerReadableStream
     const timer = setTimeout(settled, CANCEL_SETTLE_MS);
     call.once('cancelled', settled);
   });
-  if (call.cancelled) throw new ServiceError('unavailable', 'the client cancelled the call');
+  if (call.cancelled) throw new ClientCancelledError();
 }
 
 function finish(
@@ -223,7 +223,7 @@ class GrpcIncoming implements IncomingCall {
   get signal(): AbortSignal {
     if (!this.abort) {
       const controller = (this.abort = new AbortController());
-      const cancel = () => controller.abort(new ServiceError('unavailable', 'the client cancelled the call'));
+      const cancel = () => controller.abort(new ClientCancelledError());
       if (this.call.cancelled) cancel();
       else this.call.on('cancelled', cancel);
     }

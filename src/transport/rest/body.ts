@@ -1,6 +1,6 @@
 /** Reading request bodies with a size limit, and content-type checks, for the gateway. */
 import type { IncomingMessage } from 'node:http';
-import { payloadTooLarge, ServiceError } from '../../rpc/errors';
+import { ClientCancelledError, payloadTooLarge, ServiceError } from '../../rpc/errors';
 
 /** Read the whole body, refusing more than `limit` bytes with 413 (checked before reading when Content-Length says so). */
 export async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
@@ -9,7 +9,7 @@ export async function readBody(req: IncomingMessage, limit: number): Promise<Buf
   if (Number.isFinite(declared) && declared > limit) throw tooLarge();
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
+  for await (const chunk of bodyChunks(req)) {
     size += chunk.length;
     if (size > limit) throw tooLarge();
     chunks.push(chunk);
@@ -28,7 +28,7 @@ export async function* ndjsonLines(req: IncomingMessage, limit: number): AsyncGe
   const decoder = new TextDecoder('utf-8', { fatal: false });
   let size = 0;
   let rest = '';
-  for await (const chunk of req as AsyncIterable<Buffer>) {
+  for await (const chunk of bodyChunks(req)) {
     size += chunk.length;
     if (size > limit) throw tooLarge();
     const lines = (rest + decoder.decode(chunk, { stream: true })).split('\n');
@@ -37,6 +37,20 @@ export async function* ndjsonLines(req: IncomingMessage, limit: number): AsyncGe
   }
   rest += decoder.decode();
   if (rest.trim() !== '') yield rest;
+}
+
+/**
+ * The body's chunks as they arrive. A client that closes the connection before the body ends
+ * (Node's `aborted` error) has cancelled its call: that is `ClientCancelledError`, logged at info,
+ * not an internal error (nothing was saved: the body is read before anything is written).
+ */
+async function* bodyChunks(req: IncomingMessage): AsyncGenerator<Buffer> {
+  try {
+    yield* req as AsyncIterable<Buffer>;
+  } catch (err) {
+    if (req.destroyed || (err as NodeJS.ErrnoException).code === 'ECONNRESET') throw new ClientCancelledError(err);
+    throw err;
+  }
 }
 
 /** The media type of a Content-Type header, lower-cased, without parameters. */

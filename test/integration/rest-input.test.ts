@@ -1,0 +1,71 @@
+/**
+ * How the REST gateway takes its input (QA report on REST input handling): a client that goes
+ * away mid-body has cancelled its call (not an internal error); compressed bodies are refused
+ * with 415; two Authorization headers are refused; decoding errors name the full field path
+ * (`observations[0]`, `axes[0].kind`), on unary and NDJSON bodies alike; a missing required
+ * value is refused rather than stored as 0.
+ */
+import { afterAll, beforeAll, describe, test } from '@jest/globals';
+import assert from 'node:assert/strict';
+import { connect } from 'node:net';
+import { createLogger } from '../../src/log';
+import { rest } from '../helpers/dual';
+import { startTestService, type TestService } from '../helpers/service';
+
+let t: TestService;
+let key: string;
+/** The service's log lines (JSON objects), debug and up. */
+const logLines: Record<string, unknown>[] = [];
+
+beforeAll(async () => {
+  t = await startTestService({ log: createLogger('debug', (line) => logLines.push(JSON.parse(line))) });
+  key = (await t.account()).key;
+  const c = await rest(t, key, { method: 'POST', path: '/v1/entities', body: { entity: 'store:berlin', frequency: 'P1D', axes: [{ name: 'demand' }] } });
+  assert.equal(c.code, 'ok', c.message);
+});
+afterAll(() => t.close());
+
+/** Poll `check` until it holds (every 20 ms, at most `ms`). */
+async function eventually(check: () => boolean, what: string, ms = 5000): Promise<void> {
+  for (const end = Date.now() + ms; !check(); ) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** Send the head and part of a body, then close the connection without reading an answer. */
+function sendAndHangUp(head: string, partial: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(t.service.httpPort, '127.0.0.1', () => {
+      socket.write(head + partial, () => setTimeout(() => (socket.destroy(), resolve()), 100));
+    });
+    socket.on('error', reject);
+  });
+}
+
+describe('a client that disconnects mid-body has cancelled its call', () => {
+  test.each([
+    ['a unary JSON body (Content-Length 500, 11 bytes sent)', 'POST /v1/entities', 'application/json', 'content-length: 500', '{"entity":"'],
+    [
+      'a chunked NDJSON bulk ingest',
+      'POST /v1/observations:bulkIngest',
+      'application/x-ndjson',
+      'transfer-encoding: chunked',
+      (line => `${line.length.toString(16)}\r\n${line}\r\n`)(JSON.stringify({ entity: 'store:berlin', observations: [{ axis: 'demand', time: '2026-01-01T00:00:00Z', value: 1 }] }) + '\n'),
+    ],
+  ])('%s: logged at info without a stack, counted as cancelled, nothing saved', async (_name, requestLine, type, framing, partial) => {
+    const before = logLines.length;
+    await sendAndHangUp(`${requestLine} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: ${type}\r\n${framing}\r\n\r\n`, partial);
+    const mine = () => logLines.slice(before);
+    await eventually(() => mine().some((l) => l.msg === 'call' && l.protocol === 'rest'), 'the access line');
+    const access = mine().find((l) => l.msg === 'call')!;
+    assert.equal(access.outcome, 'unavailable', JSON.stringify(access));
+    assert.deepEqual(mine().filter((l) => l.level === 'error' || l.level === 'warn'), []);
+    const cancelled = mine().find((l) => l.msg === 'call cancelled by the client');
+    assert.ok(cancelled, JSON.stringify(mine()));
+    assert.equal(cancelled.level, 'info');
+    assert.ok(!JSON.stringify(cancelled).includes('stack'), JSON.stringify(cancelled));
+    const stored = await rest(t, key, { method: 'GET', path: '/v1/entities/store:berlin/observations' });
+    assert.deepEqual(stored.data.observations, []);
+  });
+});
