@@ -59,6 +59,18 @@ export const MAX_DETAIL_CHARS = 200;
 /** How much of a user's value a message quotes. */
 export const QUOTE_CHARS = 64;
 
+/** Code points an error message never carries raw: controls, format characters (bidi overrides), unassigned, private use, lone surrogates, U+FFFD. */
+const NOT_PRINTABLE = /[\p{Cc}\p{Cf}\p{Cn}\p{Co}\p{Cs}\p{Zl}\p{Zp}\uFFFD]/gu;
+
+/**
+ * `text` with every non-printable code point written as a `\uXXXX` escape, so that a message
+ * quoting request bytes (a JSON parser's error, a compressed body) shows them legibly and
+ * harmlessly. `ServiceError` applies it to its message and to the strings of its details.
+ */
+export function printable(text: string): string {
+  return text.replace(NOT_PRINTABLE, (c) => `\\u${c.codePointAt(0)!.toString(16).padStart(4, '0')}`);
+}
+
 /**
  * A user-supplied value as a message quotes it: JSON-quoted, at most `max` characters of it,
  * with `…` and the full length when cut (`"aaaa…" (40000 characters)`).
@@ -77,9 +89,9 @@ function clip(text: string, max: number): string {
 function clipDetails(details: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
   if (!details) return details;
   const visit = (v: unknown): unknown => {
-    if (typeof v === 'string') return clip(v, MAX_DETAIL_CHARS);
+    if (typeof v === 'string') return clip(printable(v), MAX_DETAIL_CHARS);
     if (Array.isArray(v)) return v.slice(0, 20).map(visit);
-    if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).slice(0, 20).map(([k, x]) => [clip(k, 64), visit(x)]));
+    if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).slice(0, 20).map(([k, x]) => [clip(printable(k), 64), visit(x)]));
     return v;
   };
   return visit(details) as Record<string, unknown>;
@@ -98,7 +110,7 @@ export class ServiceError extends Error {
     readonly headers?: Record<string, string>,
     options?: { cause?: unknown },
   ) {
-    super(clip(message, MAX_MESSAGE_CHARS), options);
+    super(clip(printable(message), MAX_MESSAGE_CHARS), options);
     this.name = 'ServiceError';
     this.details = clipDetails(details);
   }

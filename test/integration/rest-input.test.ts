@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import { createLogger } from '../../src/log';
 import { rest } from '../helpers/dual';
 import { startTestService, type TestService } from '../helpers/service';
@@ -67,5 +68,40 @@ describe('a client that disconnects mid-body has cancelled its call', () => {
     assert.ok(!JSON.stringify(cancelled).includes('stack'), JSON.stringify(cancelled));
     const stored = await rest(t, key, { method: 'GET', path: '/v1/entities/store:berlin/observations' });
     assert.deepEqual(stored.data.observations, []);
+  });
+});
+
+describe('a body with a content coding is refused with 415 before it is read', () => {
+  const entity = { entity: 'store:gz', frequency: 'P1D', axes: [{ name: 'demand' }] };
+  const line = JSON.stringify({ entity: 'store:berlin', observations: [{ axis: 'demand', time: '2026-01-01T00:00:00Z', value: 1 }] }) + '\n';
+  test.each([
+    ['POST /v1/entities', 'gzip', 'application/json', JSON.stringify(entity)],
+    ['POST /v1/entities', 'br', 'application/json', JSON.stringify(entity)],
+    ['POST /v1/entities', 'identity, deflate', 'application/json', JSON.stringify(entity)],
+    ['POST /v1/observations:bulkIngest', 'gzip', 'application/x-ndjson', line],
+  ])('%s with Content-Encoding: %s', async (route, coding, type, text) => {
+    const [method, path] = route.split(' ');
+    const body = coding === 'gzip' ? gzipSync(text) : Buffer.from(text);
+    const res = await fetch(t.baseUrl + path, { method, headers: { authorization: `Bearer ${key}`, 'content-type': type, 'content-encoding': coding }, body });
+    assert.equal(res.status, 415);
+    assert.equal(res.headers.get('accept-encoding'), 'identity');
+    const error = (await res.json()) as { code: string; message: string };
+    assert.equal(error.code, 'unsupported_media_type');
+    assert.ok(error.message.includes(`"${coding.split(', ').pop()}"`), error.message);
+    assert.equal((await rest(t, key, { method: 'GET', path: '/v1/entities/store:gz' })).code, 'not_found');
+    assert.deepEqual((await rest(t, key, { method: 'GET', path: '/v1/entities/store:berlin/observations' })).data.observations, []);
+  });
+
+  test('Content-Encoding: identity is no coding at all', async () => {
+    const res = await fetch(`${t.baseUrl}/v1/entities`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-encoding': 'identity' }, body: JSON.stringify(entity) });
+    assert.equal(res.status, 200);
+  });
+
+  test('an error message never echoes raw control bytes of the request', async () => {
+    const o = await rest(t, key, { method: 'POST', path: '/v1/entities', rawBody: '\u001f\u008b\u0008\u0000\u202e{', headers: { 'content-type': 'application/json' } });
+    assert.equal(o.code, 'invalid_argument');
+    assert.match(o.message, /^body: malformed JSON/);
+    assert.doesNotMatch(o.message, /[\u0000-\u001f\u007f-\u009f\u202e\ufffd]/u, o.message);
+    assert.ok(o.message.includes('\\u001f'), o.message);
   });
 });

@@ -1,6 +1,6 @@
 /** Reading request bodies with a size limit, and content-type checks, for the gateway. */
 import type { IncomingMessage } from 'node:http';
-import { ClientCancelledError, payloadTooLarge, ServiceError } from '../../rpc/errors';
+import { ClientCancelledError, payloadTooLarge, quote, ServiceError } from '../../rpc/errors';
 
 /** Read the whole body, refusing more than `limit` bytes with 413 (checked before reading when Content-Length says so). */
 export async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
@@ -53,6 +53,25 @@ async function* bodyChunks(req: IncomingMessage): AsyncGenerator<Buffer> {
   }
 }
 
+/**
+ * Refuse a body sent with a content coding (`Content-Encoding: gzip`, …) with 415 before it is
+ * read: the gateway decodes none, and reading compressed bytes as JSON would only give a confusing
+ * 400. `identity` (no coding) is fine. The answer carries `Accept-Encoding: identity` (RFC 7694).
+ */
+export function checkContentEncoding(req: IncomingMessage): void {
+  const header = req.headers['content-encoding'];
+  if (header === undefined) return;
+  const codings = header.split(',').map((c) => c.trim().toLowerCase());
+  const other = codings.find((c) => c !== 'identity' && c !== '');
+  if (other === undefined) return;
+  throw new ServiceError(
+    'unsupported_media_type',
+    `Content-Encoding ${quote(other)} is not supported: send the body uncompressed (identity)`,
+    { content_encoding: other },
+    { 'accept-encoding': 'identity' },
+  );
+}
+
 /** The media type of a Content-Type header, lower-cased, without parameters. */
 export function mediaType(header: string | undefined): string | undefined {
   return header?.split(';')[0].trim().toLowerCase() || undefined;
@@ -63,6 +82,7 @@ export function parseJson(text: string, what = 'body'): unknown {
   try {
     return JSON.parse(text);
   } catch (err) {
+    // The parser's message quotes the input; ServiceError escapes any raw control bytes in it.
     throw new ServiceError('invalid_argument', `${what}: malformed JSON (${(err as Error).message})`, { field: what });
   }
 }

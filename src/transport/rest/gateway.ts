@@ -18,7 +18,7 @@ import type { Logger } from '../../log';
 import type { IncomingCall } from '../../rpc/context';
 import { ServiceError } from '../../rpc/errors';
 import { API_VERSION, type CallOutcome, type Pipeline } from '../../rpc/pipeline';
-import { mediaType, ndjsonLines, parseJson, readBody } from './body';
+import { checkContentEncoding, mediaType, ndjsonLines, parseJson, readBody } from './body';
 import { decodeRequest, encodeJson, encodeResponse, rawResponse } from './json-codec';
 import { PathDecodeError } from './path-template';
 import type { Route, RouteTable } from './route-table';
@@ -91,6 +91,7 @@ async function serve(
       if (hasBody(req) && (!type || !NDJSON_TYPES.has(type))) {
         throw new ServiceError('unsupported_media_type', `${route.entry.name} takes newline-delimited JSON: Content-Type must be application/x-ndjson, got ${type ?? 'none'}`);
       }
+      checkContentEncoding(req);
       let n = 0;
       for await (const line of ndjsonLines(req, options.maxStreamBytes)) yield decodeLine(route, line, ++n);
     }
@@ -126,6 +127,7 @@ async function readJsonBody(req: IncomingMessage, limit: number): Promise<unknow
   const typeOk = type !== undefined && JSON_TYPES.has(type);
   // A body of the wrong type is refused before it is read; an empty one is no body at all.
   if (!typeOk && hasBody(req)) throw unsupported(type);
+  checkContentEncoding(req);
   const bytes = await readBody(req, limit);
   if (bytes.length === 0) return undefined;
   if (!typeOk) throw unsupported(type);
