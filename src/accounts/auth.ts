@@ -42,7 +42,9 @@ export async function authenticate(header: string | undefined, store: AccountSto
         : 'missing API key: send "Authorization: Bearer <API_KEY>"',
     );
   }
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  // A token holds no comma (RFC 6750 b64token): a header sent twice arrives as "Bearer A, Bearer B"
+  // (IncomingCall.header) and is refused as malformed, naming neither key.
+  const match = /^Bearer\s+([^\s,]+)\s*$/i.exec(header);
   if (!match) throw unauthenticated('malformed Authorization header: expected "Bearer <API_KEY>"', 'invalid_request');
   const key = match[1];
   if (!isWellFormedApiKey(key)) throw unauthenticated('invalid API key', 'invalid_token');

@@ -7,7 +7,11 @@ import { ServiceError } from './errors';
 /** The transport's view of an incoming call, handed to the pipeline. */
 export interface IncomingCall {
   readonly protocol: 'grpc' | 'rest';
-  /** Request header / metadata value by lower-case name. */
+  /**
+   * Request header / metadata value by lower-case name. A header or key sent more than once
+   * gives all its values joined by `, ` (so a repeated `authorization` is malformed, not the
+   * first one alone).
+   */
   header(name: string): string | undefined;
   /** Client address, for logs and per-address limits. */
   readonly peer: string;

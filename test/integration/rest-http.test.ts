@@ -6,9 +6,9 @@
  */
 import { afterAll, beforeAll, describe, test } from '@jest/globals';
 import assert from 'node:assert/strict';
-import { connect } from 'node:net';
 import { loadConfig } from '../../src/config';
 import { rest } from '../helpers/dual';
+import { bodyOf, raw } from '../helpers/raw-http';
 import { startTestService, type TestService } from '../helpers/service';
 
 let t: TestService;
@@ -24,28 +24,6 @@ beforeAll(async () => {
   assert.equal(c.code, 'ok', c.message);
 });
 afterAll(() => t.close());
-
-/** Send raw bytes and read the answer until the server closes or `until` matches. */
-function raw(port: number, bytes: string, until: RegExp = /\r\n\r\n[\s\S]*\}/): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1');
-    let text = '';
-    socket.on('data', (d) => {
-      text += d.toString('latin1');
-      if (until.test(text)) {
-        socket.destroy();
-        resolve(text);
-      }
-    });
-    socket.on('end', () => resolve(text));
-    socket.on('error', (err) => (text ? resolve(text) : reject(err)));
-    socket.write(bytes);
-  });
-}
-
-function bodyOf(response: string): any {
-  return JSON.parse(response.slice(response.indexOf('\r\n\r\n') + 4));
-}
 
 describe('issue 11 defect 2: a request without a valid key gets 401 before its body is read', () => {
   test('a 60 MiB bulk ingest without a key is refused after its headers, the body never read', async () => {

@@ -11,6 +11,7 @@ import { connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { createLogger } from '../../src/log';
 import { rest } from '../helpers/dual';
+import { bodyOf, raw } from '../helpers/raw-http';
 import { startTestService, type TestService } from '../helpers/service';
 
 let t: TestService;
@@ -104,4 +105,24 @@ describe('a body with a content coding is refused with 415 before it is read', (
     assert.doesNotMatch(o.message, /[\u0000-\u001f\u007f-\u009f\u202e\ufffd]/u, o.message);
     assert.ok(o.message.includes('\\u001f'), o.message);
   });
+});
+
+describe('a request with two Authorization headers is refused', () => {
+  const MALFORMED = 'malformed Authorization header: expected "Bearer <API_KEY>"';
+  /** What of a key an answer must not show: the key, and its part after the fixed prefix. */
+  const traces = (k: string) => [k, k.slice('fk_live_'.length, 'fk_live_'.length + 8)];
+
+  test('REST: on two lines, in either order, 401 as a malformed header, naming neither key', async () => {
+    const other = (await t.account()).key;
+    for (const [first, second] of [[key, other], [other, key]]) {
+      const answer = await raw(t.service.httpPort, `GET /v1/entities/store:berlin HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${first}\r\nAuthorization: Bearer ${second}\r\nConnection: close\r\n\r\n`);
+      assert.match(answer, /^HTTP\/1\.1 401 /);
+      assert.match(answer, /\r\nwww-authenticate: Bearer realm="forecast", error="invalid_request"\r\n/i);
+      assert.equal(bodyOf(answer).code, 'unauthenticated');
+      assert.equal(bodyOf(answer).message, MALFORMED);
+      for (const trace of [...traces(key), ...traces(other)]) assert.ok(!answer.includes(trace), 'the answer shows nothing of either key');
+    }
+  });
+  // gRPC: Node's HTTP/2 (grpc-js's client and node:http2 alike) refuses to send two `authorization`
+  // entries, so that side (GrpcIncoming.header joins them the same way) has no test here.
 });

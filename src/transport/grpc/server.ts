@@ -210,9 +210,10 @@ class GrpcIncoming implements IncomingCall {
     this.deadline = Number.isFinite(ms) ? ms : undefined;
   }
 
+  /** A metadata value; several entries of one key give their values joined by `, `, as over REST. */
   header(name: string): string | undefined {
-    const v = this.call.metadata.get(name)[0];
-    return v === undefined ? undefined : String(v);
+    const values = this.call.metadata.get(name);
+    return values.length === 0 ? undefined : values.map(String).join(', ');
   }
 
   // Lazy, like the signal: most calls never look at them.

@@ -34,6 +34,8 @@ export interface GatewayOptions {
 const JSON_TYPES = new Set(['application/json']);
 const NDJSON_TYPES = new Set(['application/x-ndjson', 'application/jsonl', 'application/json-seq']);
 const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+/** Headers of which Node's `req.headers` keeps only the first line (Node's `message.headers` documentation). */
+const FIRST_LINE_ONLY = new Set(['age', 'authorization', 'content-length', 'content-type', 'etag', 'expires', 'from', 'host', 'if-modified-since', 'if-unmodified-since', 'last-modified', 'location', 'max-forwards', 'proxy-authorization', 'referer', 'retry-after', 'server', 'user-agent']);
 
 /** The API: every route of the table through the pipeline; anything else goes to `next`. */
 export function apiMiddleware(pipeline: Pipeline, routes: RouteTable, options: GatewayOptions): RequestHandler {
@@ -164,9 +166,17 @@ class RestIncoming implements IncomingCall {
     this.deadline = timeout === undefined ? undefined : Date.now() + timeout;
   }
 
+  /**
+   * A header's value; a header sent on several lines gives its values joined by `, `, as HTTP
+   * combines field lines (RFC 9110 5.3). Node keeps only the first line of some headers
+   * (`Authorization` among them): those are read again from all lines, so that two
+   * `Authorization` headers are one malformed credential, never the first one alone.
+   */
   header(name: string): string | undefined {
     const v = this.req.headers[name];
-    return Array.isArray(v) ? v[0] : v;
+    if (Array.isArray(v)) return v.join(', ');
+    if (v === undefined || !FIRST_LINE_ONLY.has(name)) return v;
+    return this.req.headersDistinct[name]!.join(', ');
   }
 
   // Made on first use: most calls never look at it.
