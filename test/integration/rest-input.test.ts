@@ -126,3 +126,37 @@ describe('a request with two Authorization headers is refused', () => {
   // gRPC: Node's HTTP/2 (grpc-js's client and node:http2 alike) refuses to send two `authorization`
   // entries, so that side (GrpcIncoming.header joins them the same way) has no test here.
 });
+
+describe('decoding errors name the full path of the offending value, and show it as JSON', () => {
+  const row = { axis: 'demand', time: '2026-01-01T00:00:00Z', value: 1 };
+  test.each([
+    ['/v1/entities/store:berlin/observations', { observations: [[]] }, 'observations[0]', 'expected an object, got []'],
+    ['/v1/entities/store:berlin/observations', { observations: [row, 1] }, 'observations[1]', 'expected an object, got 1'],
+    ['/v1/entities/store:berlin/observations', { observations: {} }, 'observations', 'expected a list, got {}'],
+    ['/v1/entities/store:berlin/observations', { observations: [{ ...row, x: 1 }] }, 'observations[0].x', 'unknown field'],
+    ['/v1/entities/store:berlin/observations', { observations: [{ ...row, value: true }] }, 'observations[0].value', 'expected a number, got true'],
+    ['/v1/entities', { entity: 'store:x1', axes: [{ name: 'd', kind: 7 }] }, 'axes[0].kind', 'expected a string, got 7'],
+    ['/v1/entities', { entity: 'store:x1', season_length: 1.5 }, 'season_length', 'expected number (int32), got 1.5'],
+    ['/v1/entities', { entity: 'store:x1', season_length: 7, seasonLength: 7 }, 'season_length', 'is given twice (as season_length and seasonLength)'],
+  ])('POST %s %j', async (path, body, field, problem) => {
+    const o = await rest(t, key, { method: 'POST', path, body });
+    assert.equal(o.code, 'invalid_argument', o.message);
+    assert.equal(o.message, `${field}: ${problem}`);
+    assert.equal(o.data.details.field, field);
+  });
+
+  const bulk = (rawBody: string) => rest(t, key, { method: 'POST', path: '/v1/observations:bulkIngest', rawBody, headers: { 'content-type': 'application/x-ndjson' } });
+  const good = JSON.stringify({ entity: 'store:berlin', observations: [row] });
+  test.each([
+    ['an unknown field', `${good}\n{"entity":"store:berlin","observations":[],"x":1}`, 2, 'messages[1].x', 'unknown field'],
+    ['a nested one', `${good}\n${good.replace('"value":1', '"value":1,"y":2')}`, 2, 'messages[1].observations[0].y', 'unknown field'],
+    ['a top-level array', '[{"entity":"store:berlin"}]', 1, 'messages[0]', 'must be a JSON object'],
+    ['malformed JSON after a blank line (lines count blank ones, messages not)', `${good}\n\n{"entity"`, 3, 'messages[1]', 'malformed JSON'],
+  ])('NDJSON: %s names the line and the message as gRPC does', async (_name, rawBody, line, field, problem) => {
+    const o = await bulk(rawBody);
+    assert.equal(o.code, 'invalid_argument', o.message);
+    assert.ok(o.message.startsWith(`line ${line}: ${field}: ${problem}`), o.message);
+    assert.deepEqual(o.data.details, { field, line });
+    assert.deepEqual((await rest(t, key, { method: 'GET', path: '/v1/entities/store:berlin/observations' })).data.observations, []);
+  });
+});

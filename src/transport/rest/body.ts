@@ -17,26 +17,36 @@ export async function readBody(req: IncomingMessage, limit: number): Promise<Buf
   return Buffer.concat(chunks);
 }
 
+/** One line of a newline-delimited body and its number (1-based, blank lines counted). */
+export interface NdjsonLine {
+  readonly text: string;
+  readonly line: number;
+}
+
 /**
  * The lines of a newline-delimited body, read as they arrive (blank lines skipped), refusing
  * more than `limit` bytes in all with 413. Only one line is ever held beyond what the caller keeps.
  */
-export async function* ndjsonLines(req: IncomingMessage, limit: number): AsyncGenerator<string> {
+export async function* ndjsonLines(req: IncomingMessage, limit: number): AsyncGenerator<NdjsonLine> {
   const declared = Number(req.headers['content-length']);
   const tooLarge = () => payloadTooLarge('request body', limit);
   if (Number.isFinite(declared) && declared > limit) throw tooLarge();
   const decoder = new TextDecoder('utf-8', { fatal: false });
   let size = 0;
   let rest = '';
+  let line = 0;
   for await (const chunk of bodyChunks(req)) {
     size += chunk.length;
     if (size > limit) throw tooLarge();
     const lines = (rest + decoder.decode(chunk, { stream: true })).split('\n');
     rest = lines.pop()!;
-    for (const line of lines) if (line.trim() !== '') yield line;
+    for (const text of lines) {
+      line++;
+      if (text.trim() !== '') yield { text, line };
+    }
   }
   rest += decoder.decode();
-  if (rest.trim() !== '') yield rest;
+  if (rest.trim() !== '') yield { text: rest, line: line + 1 };
 }
 
 /**

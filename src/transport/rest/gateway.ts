@@ -18,7 +18,7 @@ import type { Logger } from '../../log';
 import type { IncomingCall } from '../../rpc/context';
 import { ServiceError } from '../../rpc/errors';
 import { API_VERSION, type CallOutcome, type Pipeline } from '../../rpc/pipeline';
-import { checkContentEncoding, mediaType, ndjsonLines, parseJson, readBody } from './body';
+import { checkContentEncoding, mediaType, ndjsonLines, parseJson, readBody, type NdjsonLine } from './body';
 import { decodeRequest, encodeJson, encodeResponse, rawResponse } from './json-codec';
 import { PathDecodeError } from './path-template';
 import type { Route, RouteTable } from './route-table';
@@ -94,8 +94,8 @@ async function serve(
         throw new ServiceError('unsupported_media_type', `${route.entry.name} takes newline-delimited JSON: Content-Type must be application/x-ndjson, got ${type ?? 'none'}`);
       }
       checkContentEncoding(req);
-      let n = 0;
-      for await (const line of ndjsonLines(req, options.maxStreamBytes)) yield decodeLine(route, line, ++n);
+      let i = 0;
+      for await (const line of ndjsonLines(req, options.maxStreamBytes)) yield decodeLine(route, line, i++);
     }
     outcome = await pipeline.clientStream(route.entry, messages(), incoming);
   } else {
@@ -140,13 +140,18 @@ function unsupported(type: string | undefined): ServiceError {
   return new ServiceError('unsupported_media_type', `Content-Type must be application/json, got ${type ?? 'none'}`);
 }
 
-function decodeLine(route: Route, line: string, n: number): unknown {
-  const object = parseJson(line, `line ${n}`);
+/**
+ * One NDJSON line as the stream's message `index`. Its errors name the field as the endpoint's
+ * stream errors and gRPC do (`messages[1].observations[0].value`), and the line: `line 3: …` in
+ * the message, `line` beside `field` in the details (line numbers count blank lines, indices not).
+ */
+function decodeLine(route: Route, { text, line }: NdjsonLine, index: number): unknown {
+  const at = `messages[${index}]`;
   try {
-    return route.entry.definition.requestDeserialize(encodeJson(route.input, object));
+    return route.entry.definition.requestDeserialize(encodeJson(route.input, parseJson(text, at), at));
   } catch (err) {
     const e = ServiceError.from(err);
-    throw new ServiceError(e.code, `line ${n}: ${e.message}`, e.details);
+    throw new ServiceError(e.code, `line ${line}: ${e.message}`, { ...e.details, line });
   }
 }
 

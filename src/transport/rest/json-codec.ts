@@ -1,6 +1,7 @@
 /**
  * The proto3 JSON mapping for the gateway, using the descriptor image (protobuf-es reflection):
- * strict decoding (unknown fields and wrong types are 400 naming the field), proto field
+ * strict decoding (unknown fields and wrong types are 400 naming the field by its full path, e.g.
+ * `observations[0].value` or `axes[0].kind`, and the value as JSON), proto field
  * names on output, every field emitted. Stricter than proto3 JSON requires, on purpose: `null`
  * is refused for anything but a message (where it means "absent"), so `"value": null` is an
  * error rather than a silent 0; integers given as text must be decimal (`"0x10"` is not 16),
@@ -8,7 +9,7 @@
  * objects as over gRPC: JSON → reflective message → binary → generated decoder, and back.
  */
 import { fromBinary, fromJson, ScalarType, toBinary, toJson, type DescField, type DescMessage, type JsonValue } from '@bufbuild/protobuf';
-import { invalidArgument, ServiceError } from '../../rpc/errors';
+import { invalidArgument, QUOTE_CHARS, ServiceError } from '../../rpc/errors';
 import type { Route } from './route-table';
 
 const JSON_WRITE = { useProtoFieldName: true, alwaysEmitImplicit: true } as const;
@@ -34,13 +35,19 @@ export function decodeRequest(route: Route, vars: Record<string, string>, query:
   return encodeJson(route.input, object);
 }
 
-/** JSON object → binary encoding of `schema`, or 400 naming the offending field. */
-export function encodeJson(schema: DescMessage, object: unknown): Buffer {
-  checkStrict(schema, object, '');
+/**
+ * JSON object → binary encoding of `schema`, or 400 naming the offending field by its full path
+ * below `path` (`messages[3]` for a message of a stream; the request itself when empty).
+ */
+export function encodeJson(schema: DescMessage, object: unknown, path = ''): Buffer {
+  if (!isObject(object)) throw invalidArgument(path || 'body', 'must be a JSON object');
+  checkStrict(schema, object, path, false);
   try {
     return Buffer.from(toBinary(schema, fromJson(schema, object as JsonValue, { ignoreUnknownFields: false })));
   } catch (err) {
-    throw jsonError(err);
+    // protobuf-es names the field but not where it sits: find the value it refused, by its path.
+    checkStrict(schema, object, path, true);
+    throw jsonError(err, path);
   }
 }
 
@@ -62,15 +69,25 @@ export function rawResponse(route: Route, bytes: Uint8Array): { contentType: str
   return { contentType: body?.contentType || 'application/octet-stream', data: body?.data ?? new Uint8Array(0) };
 }
 
-/** Turn protobuf-es JSON errors into 400s that name the field (and never echo internals). */
-function jsonError(err: unknown): ServiceError {
+/** The problem a protobuf-es JSON error states, without its preamble (type names are internals). */
+function reason(err: unknown): string {
   const text = err instanceof Error ? err.message : String(err);
-  const unknownKey = /key "([^"]+)" is unknown/.exec(text);
-  if (unknownKey) return invalidArgument(unknownKey[1], 'unknown field');
-  const field = /cannot decode field [\w.]*?\.(\w+) from JSON: (.*)$/.exec(text);
-  if (field) return invalidArgument(field[1], field[2]);
-  const msg = /cannot decode message [\w.]+ from JSON: (.*)$/.exec(text);
-  return invalidArgument('body', msg ? msg[1] : 'is not a valid request');
+  return /from JSON:? (?:list item #\d+: )?(.*)$/s.exec(text)?.[1] ?? 'is not a valid value';
+}
+
+/** Last resort, when `checkStrict` could not place a protobuf-es error: 400 on the request (or stream message) as a whole. */
+function jsonError(err: unknown, path: string): ServiceError {
+  return invalidArgument(path || 'body', reason(err));
+}
+
+/** A value as a message shows it: as JSON (`[]`, `1`, `"x"`), cut to `QUOTE_CHARS`. */
+function render(v: unknown): string {
+  const text = JSON.stringify(v) ?? String(v);
+  return text.length <= QUOTE_CHARS ? text : `${text.slice(0, QUOTE_CHARS)}…`;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
 
 function findField(schema: DescMessage, name: string): DescField | undefined {
@@ -127,27 +144,36 @@ const NOT_NUMBERS = new Set([ScalarType.STRING, ScalarType.BYTES, ScalarType.BOO
 const DECIMAL_INTEGER = /^-?\d+$/;
 const DECIMAL_NUMBER = /^-?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$|^(NaN|-?Infinity)$/;
 
-/** The checks proto3 JSON leaves out (module doc), before protobuf-es decodes. */
-function checkStrict(schema: DescMessage, value: unknown, path: string): void {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return; // protobuf-es names the problem
-  for (const [key, v] of Object.entries(value)) {
+/** Messages whose proto3 JSON form is not an object of their fields (Timestamp is a string, Value anything). */
+const SPECIAL_JSON = /^google\.protobuf\.(Any|Timestamp|Duration|FieldMask|Struct|Value|ListValue|\w+Value)$/;
+
+/**
+ * The checks proto3 JSON leaves out (module doc), and the shape of every value (an object for a
+ * message, a list for a repeated field, the JSON type of a scalar), before protobuf-es decodes:
+ * each names the full path of the offending value. With `probe` (only after protobuf-es refused
+ * the request) each scalar is also decoded on its own, to find the one it refused and its path.
+ */
+function checkStrict(schema: DescMessage, object: Record<string, unknown>, path: string, probe: boolean): void {
+  for (const key in object) {
+    const v = object[key];
     const field = findField(schema, key);
-    if (!field) continue; // unknown: protobuf-es refuses it
-    const at = path ? `${path}.${field.name}` : field.name;
-    if (field.fieldKind === 'list') {
-      if (Array.isArray(v)) v.forEach((e, i) => checkValue(field, e, `${at}[${i}]`));
-      else checkValue(field, v, at);
-    } else if (field.fieldKind === 'map') {
-      if (v !== null && typeof v === 'object' && !Array.isArray(v)) for (const [k, e] of Object.entries(v)) checkValue(field, e, `${at}.${k}`);
-      else checkValue(field, v, at);
+    const at = path ? `${path}.${field?.name ?? key}` : (field?.name ?? key);
+    if (!field) throw invalidArgument(at, 'unknown field');
+    if (key !== field.name && field.name in object) throw invalidArgument(at, `is given twice (as ${field.name} and ${key})`);
+    if (v === null || field.fieldKind === 'scalar' || field.fieldKind === 'enum' || field.fieldKind === 'message') {
+      checkValue(field, v, at, probe);
+    } else if (field.fieldKind === 'list') {
+      if (!Array.isArray(v)) throw invalidArgument(at, `expected a list, got ${render(v)}`);
+      for (let i = 0; i < v.length; i++) checkValue(field, v[i], `${at}[${i}]`, probe);
     } else {
-      checkValue(field, v, at);
+      if (!isObject(v)) throw invalidArgument(at, `expected an object, got ${render(v)}`);
+      for (const k in v) checkValue(field, v[k], `${at}.${k}`, probe, k);
     }
   }
 }
 
-/** One value (or list element, or map value) of `field`. */
-function checkValue(field: DescField, v: unknown, at: string): void {
+/** One value (or list element, or map value under `mapKey`) of `field`. */
+function checkValue(field: DescField, v: unknown, at: string, probe: boolean, mapKey?: string): void {
   const message = field.fieldKind === 'list' || field.fieldKind === 'map' || field.fieldKind === 'message' ? field.message : undefined;
   const single = field.fieldKind === 'message';
   if (v === null) {
@@ -155,8 +181,35 @@ function checkValue(field: DescField, v: unknown, at: string): void {
     if (message?.typeName === 'google.protobuf.Value' || field.enum?.typeName === 'google.protobuf.NullValue') return;
     throw invalidArgument(at, 'null is not a value (leave the field out for its default)');
   }
-  if (message) return checkStrict(message, v, at);
+  if (message && !SPECIAL_JSON.test(message.typeName)) {
+    if (!isObject(v)) throw invalidArgument(at, `expected an object, got ${render(v)}`);
+    return checkStrict(message, v, at, probe);
+  }
+  if (!message) checkScalar(field, v, at);
+  if (probe) {
+    // Decode this value alone, as the only content of its field.
+    const content = field.fieldKind === 'list' ? [v] : field.fieldKind === 'map' ? { [mapKey!]: v } : v;
+    try {
+      fromJson(field.parent, { [field.name]: content } as JsonValue, { ignoreUnknownFields: false });
+    } catch (err) {
+      throw invalidArgument(at, reason(err));
+    }
+  }
+}
+
+/** A scalar or enum value: its JSON type, and numbers given as text written in decimal. */
+function checkScalar(field: DescField, v: unknown, at: string): void {
   const scalar = field.fieldKind === 'scalar' || field.fieldKind === 'list' || field.fieldKind === 'map' ? field.scalar : undefined;
+  const expected = scalar === undefined ? 'a string or an integer' : NOT_NUMBERS.has(scalar) ? (scalar === ScalarType.BOOL ? 'true or false' : 'a string') : 'a number';
+  const ok =
+    scalar === undefined
+      ? typeof v === 'string' || typeof v === 'number' // enum: name or number
+      : scalar === ScalarType.BOOL
+        ? typeof v === 'boolean'
+        : NOT_NUMBERS.has(scalar)
+          ? typeof v === 'string'
+          : typeof v === 'number' || typeof v === 'string';
+  if (!ok) throw invalidArgument(at, `expected ${expected}, got ${render(v)}`);
   if (typeof v !== 'string' || scalar === undefined || NOT_NUMBERS.has(scalar)) return;
   if (FLOATS.has(scalar) ? !DECIMAL_NUMBER.test(v) : !DECIMAL_INTEGER.test(v)) {
     throw invalidArgument(at, `${FLOATS.has(scalar) ? 'expected a decimal number' : 'expected a decimal integer'}, got ${JSON.stringify(v.slice(0, 40))}`);
