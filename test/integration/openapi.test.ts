@@ -62,7 +62,7 @@ test('required fields (google.api.field_behavior) are in the required lists; out
   const ingest = doc.paths['/v1/entities/{entity}/observations'].post.requestBody.content['application/json'].schema;
   assert.deepEqual(ingest.required, ['observations'], 'the path field is neither in the body nor in its required list');
   const observation = doc.components.schemas['forecast.v1.Observation'];
-  assert.deepEqual(observation.required, ['axis', 'time']);
+  assert.deepEqual(observation.required, ['axis', 'time', 'value']);
   assert.equal(observation.properties.revision.readOnly, true);
   assert.equal(doc.components.schemas['forecast.v1.Entity'].properties.create_time.readOnly, true);
 });

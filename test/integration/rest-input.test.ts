@@ -160,3 +160,31 @@ describe('decoding errors name the full path of the offending value, and show it
     assert.deepEqual((await rest(t, key, { method: 'GET', path: '/v1/entities/store:berlin/observations' })).data.observations, []);
   });
 });
+
+describe('an observation without a value is refused, not stored as 0', () => {
+  const noValue = { axis: 'demand', time: '2026-01-01T00:00:00Z' };
+  const list = async () => (await rest(t, key, { method: 'GET', path: '/v1/entities/store:berlin/observations' })).data.observations;
+
+  test('unary: 400 naming observations[i].value, nothing stored', async () => {
+    const o = await rest(t, key, { method: 'POST', path: '/v1/entities/store:berlin/observations', body: { observations: [{ ...noValue, time: '2026-01-02T00:00:00Z', value: 1 }, noValue] } });
+    assert.equal(o.code, 'invalid_argument', o.message);
+    assert.equal(o.message, 'observations[1].value: is required');
+    assert.equal(o.data.details.field, 'observations[1].value');
+    assert.deepEqual(await list(), []);
+  });
+
+  test('NDJSON: the line and messages[i].observations[j].value are named, nothing stored', async () => {
+    const lines = [{ entity: 'store:berlin', observations: [{ ...noValue, value: 1 }] }, { entity: 'store:berlin', observations: [noValue] }];
+    const o = await rest(t, key, { method: 'POST', path: '/v1/observations:bulkIngest', rawBody: lines.map((l) => JSON.stringify(l)).join('\n'), headers: { 'content-type': 'application/x-ndjson' } });
+    assert.equal(o.code, 'invalid_argument', o.message);
+    assert.equal(o.message, 'line 2: messages[1].observations[0].value: is required');
+    assert.deepEqual(o.data.details, { field: 'messages[1].observations[0].value', line: 2 });
+    assert.deepEqual(await list(), []);
+  });
+
+  test('"value": 0 is a value, also as the generated REST client sends it', async () => {
+    const o = await rest(t, key, { method: 'POST', path: '/v1/entities/store:berlin/observations', body: { observations: [{ ...noValue, value: 0 }] } });
+    assert.equal(o.code, 'ok', o.message);
+    assert.deepEqual((await list()).map((r: { value: number }) => r.value), [0]);
+  });
+});

@@ -167,7 +167,8 @@ function printMessage(f: GeneratedFile, m: DescMessage, rt: Rt, behaviors: (f: D
   for (const fd of m.fields) {
     const { table } = valueOf(f, fd);
     const explicit = fd.fieldKind === 'message' || fd.proto.proto3Optional || fd.oneof !== undefined;
-    const kind = fd.fieldKind === 'list' ? 'list' : fd.fieldKind === 'map' ? 'map' : explicit ? 'optional' : 'single';
+    const required = behaviors(fd).includes(REQUIRED) && !behaviors(fd).includes(OUTPUT_ONLY);
+    const kind = fd.fieldKind === 'list' ? 'list' : fd.fieldKind === 'map' ? 'map' : explicit ? 'optional' : required ? 'required' : 'single';
     const key = fd.fieldKind === 'map' ? `, ${JSON.stringify(scalarKind(fd.mapKey) === 'bool' ? 'bool' : scalarKind(fd.mapKey))}` : '';
     f.print('  ', tsProtoFieldName(fd), ': ', rt('field'), '(', f.string(fd.name), ', ', ...table, kind === 'single' ? '' : `, ${JSON.stringify(kind)}`, key, '),');
   }

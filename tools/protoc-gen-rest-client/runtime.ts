@@ -35,14 +35,16 @@ export interface EnumType {
 export type ValueType = 'string' | 'bool' | 'int32' | 'int64' | 'double' | 'bytes' | 'json' | 'raw' | EnumType | (() => MessageCodec<any>);
 
 /**
- * One field: `single` (implicit presence: the default value is not sent), `optional` (explicit
- * presence: message fields, proto3 `optional`, oneof members), `list` or `map`.
+ * One field: `single` (implicit presence: the default value is not sent), `required` (implicit
+ * presence, but google.api.field_behavior REQUIRED: always sent, even at its default, since the
+ * service refuses a missing one), `optional` (explicit presence: message fields, proto3 `optional`,
+ * oneof members), `list` or `map`.
  */
 export interface FieldSpec {
   /** The proto field name, which is the JSON key on the wire. */
   readonly name: string;
   readonly type: ValueType;
-  readonly kind: 'single' | 'optional' | 'list' | 'map';
+  readonly kind: 'single' | 'required' | 'optional' | 'list' | 'map';
   /** Key type of a map. */
   readonly key?: 'string' | 'int32' | 'int64' | 'bool';
 }
@@ -78,7 +80,7 @@ export function toJson<T>(codec: MessageCodec<T>, value: unknown): JsonObject {
     } else if (spec.kind === 'map') {
       const entries = Object.entries(x as Record<string, unknown>);
       if (entries.length > 0) out[spec.name] = Object.fromEntries(entries.map(([k, e]) => [k, encodeValue(spec.type, e)]));
-    } else if (spec.kind === 'optional' || !isDefault(spec.type, x)) {
+    } else if (spec.kind !== 'single' || !isDefault(spec.type, x)) {
       out[spec.name] = encodeValue(spec.type, x);
     }
   }

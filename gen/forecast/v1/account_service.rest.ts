@@ -57,7 +57,7 @@ export interface SignUpRequestInput {
  * proto3 JSON field table of forecast.v1.SignUpRequest.
  */
 export const SignUpRequest$json: MessageCodec<SignUpRequest> = message<SignUpRequest>("forecast.v1.SignUpRequest", {
-  email: field("email", "string"),
+  email: field("email", "string", "required"),
 });
 
 /**

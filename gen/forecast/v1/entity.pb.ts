@@ -68,7 +68,13 @@ export interface Observation {
    * entity's frequency grid, in [1900-01-01T00:00:00Z, 2200-01-01T00:00:00Z). Required.
    */
   time: string;
-  /** The value: finite; for `count` axes a non-negative integer. */
+  /**
+   * The value: finite; for `count` axes a non-negative integer. Required.
+   * Over REST/JSON a row without `value` (or with `"value": null`) is refused with 400 naming it,
+   * never stored as 0: send `"value": 0` explicitly (a JSON writer that omits default values must
+   * be told to emit this one). Over gRPC (proto3 binary) an unset double cannot be told from 0:
+   * a message that leaves `value` unset records 0.
+   */
   value: number;
   /**
    * Output only: data revision of the batch that recorded this value. A later value for

@@ -29,7 +29,7 @@ export interface AxisInput {
  * proto3 JSON field table of forecast.v1.Axis.
  */
 export const Axis$json: MessageCodec<Axis> = message<Axis>("forecast.v1.Axis", {
-  name: field("name", "string"),
+  name: field("name", "string", "required"),
   unit: field("unit", "string"),
   kind: field("kind", "string"),
 });
@@ -38,7 +38,7 @@ export const Axis$json: MessageCodec<Axis> = message<Axis>("forecast.v1.Axis", {
  * proto3 JSON field table of forecast.v1.Entity.
  */
 export const Entity$json: MessageCodec<Entity> = message<Entity>("forecast.v1.Entity", {
-  entity: field("entity", "string"),
+  entity: field("entity", "string", "required"),
   type: field("type", "string"),
   displayName: field("display_name", "string"),
   frequency: field("frequency", "string"),
@@ -63,9 +63,13 @@ export interface ObservationInput {
    */
   time: string;
   /**
-   * The value: finite; for `count` axes a non-negative integer.
+   * The value: finite; for `count` axes a non-negative integer. Required.
+   * Over REST/JSON a row without `value` (or with `"value": null`) is refused with 400 naming it,
+   * never stored as 0: send `"value": 0` explicitly (a JSON writer that omits default values must
+   * be told to emit this one). Over gRPC (proto3 binary) an unset double cannot be told from 0:
+   * a message that leaves `value` unset records 0.
    */
-  value?: number | undefined;
+  value: number;
   /**
    * Output only: data revision of the batch that recorded this value. A later value for
    * the same (axis, time) is a correction that supersedes it in current reads, while
@@ -78,9 +82,9 @@ export interface ObservationInput {
  * proto3 JSON field table of forecast.v1.Observation.
  */
 export const Observation$json: MessageCodec<Observation> = message<Observation>("forecast.v1.Observation", {
-  axis: field("axis", "string"),
-  time: field("time", "string"),
-  value: field("value", "double"),
+  axis: field("axis", "string", "required"),
+  time: field("time", "string", "required"),
+  value: field("value", "double", "required"),
   revision: field("revision", "int64"),
 });
 
@@ -88,8 +92,8 @@ export const Observation$json: MessageCodec<Observation> = message<Observation>(
  * proto3 JSON field table of forecast.v1.Relation.
  */
 export const Relation$json: MessageCodec<Relation> = message<Relation>("forecast.v1.Relation", {
-  parent: field("parent", "string"),
-  child: field("child", "string"),
+  parent: field("parent", "string", "required"),
+  child: field("child", "string", "required"),
   kind: field("kind", "string"),
   createTime: field("create_time", "string"),
 });

@@ -44,7 +44,7 @@ export interface CreateEntityRequestInput {
  * proto3 JSON field table of forecast.v1.CreateEntityRequest.
  */
 export const CreateEntityRequest$json: MessageCodec<CreateEntityRequest> = message<CreateEntityRequest>("forecast.v1.CreateEntityRequest", {
-  entity: field("entity", "string"),
+  entity: field("entity", "string", "required"),
   displayName: field("display_name", "string"),
   frequency: field("frequency", "string"),
   seasonLength: field("season_length", "int32"),
@@ -73,7 +73,7 @@ export interface GetEntityRequestInput {
  * proto3 JSON field table of forecast.v1.GetEntityRequest.
  */
 export const GetEntityRequest$json: MessageCodec<GetEntityRequest> = message<GetEntityRequest>("forecast.v1.GetEntityRequest", {
-  entity: field("entity", "string"),
+  entity: field("entity", "string", "required"),
 });
 
 /**
@@ -132,7 +132,7 @@ export interface DeleteEntityRequestInput {
  * proto3 JSON field table of forecast.v1.DeleteEntityRequest.
  */
 export const DeleteEntityRequest$json: MessageCodec<DeleteEntityRequest> = message<DeleteEntityRequest>("forecast.v1.DeleteEntityRequest", {
-  entity: field("entity", "string"),
+  entity: field("entity", "string", "required"),
 });
 
 /**
@@ -162,7 +162,7 @@ export interface IngestObservationsRequestInput {
  * proto3 JSON field table of forecast.v1.IngestObservationsRequest.
  */
 export const IngestObservationsRequest$json: MessageCodec<IngestObservationsRequest> = message<IngestObservationsRequest>("forecast.v1.IngestObservationsRequest", {
-  entity: field("entity", "string"),
+  entity: field("entity", "string", "required"),
   observations: field("observations", () => Observation$json, "list"),
 });
 
@@ -195,7 +195,7 @@ export interface BulkIngestObservationsRequestInput {
  * proto3 JSON field table of forecast.v1.BulkIngestObservationsRequest.
  */
 export const BulkIngestObservationsRequest$json: MessageCodec<BulkIngestObservationsRequest> = message<BulkIngestObservationsRequest>("forecast.v1.BulkIngestObservationsRequest", {
-  entity: field("entity", "string"),
+  entity: field("entity", "string", "required"),
   observations: field("observations", () => Observation$json, "list"),
 });
 
@@ -249,7 +249,7 @@ export interface ListObservationsRequestInput {
  * proto3 JSON field table of forecast.v1.ListObservationsRequest.
  */
 export const ListObservationsRequest$json: MessageCodec<ListObservationsRequest> = message<ListObservationsRequest>("forecast.v1.ListObservationsRequest", {
-  entity: field("entity", "string"),
+  entity: field("entity", "string", "required"),
   axis: field("axis", "string"),
   start: field("start", "string"),
   end: field("end", "string"),
@@ -290,8 +290,8 @@ export interface CreateRelationRequestInput {
  * proto3 JSON field table of forecast.v1.CreateRelationRequest.
  */
 export const CreateRelationRequest$json: MessageCodec<CreateRelationRequest> = message<CreateRelationRequest>("forecast.v1.CreateRelationRequest", {
-  parent: field("parent", "string"),
-  child: field("child", "string"),
+  parent: field("parent", "string", "required"),
+  child: field("child", "string", "required"),
   kind: field("kind", "string"),
 });
 
@@ -372,9 +372,9 @@ export interface DeleteRelationRequestInput {
  * proto3 JSON field table of forecast.v1.DeleteRelationRequest.
  */
 export const DeleteRelationRequest$json: MessageCodec<DeleteRelationRequest> = message<DeleteRelationRequest>("forecast.v1.DeleteRelationRequest", {
-  kind: field("kind", "string"),
-  parent: field("parent", "string"),
-  child: field("child", "string"),
+  kind: field("kind", "string", "required"),
+  parent: field("parent", "string", "required"),
+  child: field("child", "string", "required"),
 });
 
 /**

@@ -22,7 +22,7 @@ export interface ReproduceRequestInput {
  * proto3 JSON field table of forecast.v1.ReproduceRequest.
  */
 export const ReproduceRequest$json: MessageCodec<ReproduceRequest> = message<ReproduceRequest>("forecast.v1.ReproduceRequest", {
-  queryId: field("query_id", "string"),
+  queryId: field("query_id", "string", "required"),
 });
 
 /**

@@ -58,7 +58,7 @@ export interface QueryPathsRequestInput {
  * proto3 JSON field table of forecast.v1.QueryPathsRequest.
  */
 export const QueryPathsRequest$json: MessageCodec<QueryPathsRequest> = message<QueryPathsRequest>("forecast.v1.QueryPathsRequest", {
-  from: field("from", "string"),
+  from: field("from", "string", "required"),
   to: field("to", "string"),
   direction: field("direction", "string"),
   relation: field("relation", "string"),

@@ -110,7 +110,7 @@ export interface RotateKeyRequestInput {
  * proto3 JSON field table of forecast.v1.RotateKeyRequest.
  */
 export const RotateKeyRequest$json: MessageCodec<RotateKeyRequest> = message<RotateKeyRequest>("forecast.v1.RotateKeyRequest", {
-  keyId: field("key_id", "string"),
+  keyId: field("key_id", "string", "required"),
   gracePeriodSeconds: field("grace_period_seconds", "int64"),
   expiresInSeconds: field("expires_in_seconds", "int64"),
 });
@@ -138,7 +138,7 @@ export interface RevokeKeyRequestInput {
  * proto3 JSON field table of forecast.v1.RevokeKeyRequest.
  */
 export const RevokeKeyRequest$json: MessageCodec<RevokeKeyRequest> = message<RevokeKeyRequest>("forecast.v1.RevokeKeyRequest", {
-  keyId: field("key_id", "string"),
+  keyId: field("key_id", "string", "required"),
 });
 
 /**

@@ -27,7 +27,7 @@ export interface GetManifestRequestInput {
  * proto3 JSON field table of forecast.v1.GetManifestRequest.
  */
 export const GetManifestRequest$json: MessageCodec<GetManifestRequest> = message<GetManifestRequest>("forecast.v1.GetManifestRequest", {
-  queryId: field("query_id", "string"),
+  queryId: field("query_id", "string", "required"),
   format: field("format", "string"),
 });
 

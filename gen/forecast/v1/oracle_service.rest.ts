@@ -65,7 +65,7 @@ export interface QueryRequestInput {
  * proto3 JSON field table of forecast.v1.QueryRequest.
  */
 export const QueryRequest$json: MessageCodec<QueryRequest> = message<QueryRequest>("forecast.v1.QueryRequest", {
-  entity: field("entity", "string"),
+  entity: field("entity", "string", "required"),
   depth: field("depth", "int32"),
   includeManifest: field("include_manifest", "bool"),
   axes: field("axes", "string", "list"),

@@ -45,10 +45,10 @@ export interface CreateSubscriptionRequestInput {
  * proto3 JSON field table of forecast.v1.CreateSubscriptionRequest.
  */
 export const CreateSubscriptionRequest$json: MessageCodec<CreateSubscriptionRequest> = message<CreateSubscriptionRequest>("forecast.v1.CreateSubscriptionRequest", {
-  entity: field("entity", "string"),
+  entity: field("entity", "string", "required"),
   axes: field("axes", "string", "list"),
   includeDescendants: field("include_descendants", "bool"),
-  url: field("url", "string"),
+  url: field("url", "string", "required"),
   events: field("events", "string", "list"),
   level: field("level", "double"),
 });
@@ -94,7 +94,7 @@ export interface GetSubscriptionRequestInput {
  * proto3 JSON field table of forecast.v1.GetSubscriptionRequest.
  */
 export const GetSubscriptionRequest$json: MessageCodec<GetSubscriptionRequest> = message<GetSubscriptionRequest>("forecast.v1.GetSubscriptionRequest", {
-  subscriptionId: field("subscription_id", "string"),
+  subscriptionId: field("subscription_id", "string", "required"),
 });
 
 /**
@@ -171,7 +171,7 @@ export interface UpdateSubscriptionRequestInput {
  * proto3 JSON field table of forecast.v1.UpdateSubscriptionRequest.
  */
 export const UpdateSubscriptionRequest$json: MessageCodec<UpdateSubscriptionRequest> = message<UpdateSubscriptionRequest>("forecast.v1.UpdateSubscriptionRequest", {
-  subscriptionId: field("subscription_id", "string"),
+  subscriptionId: field("subscription_id", "string", "required"),
   url: field("url", "string", "optional"),
   events: field("events", "string", "list"),
   level: field("level", "double", "optional"),
@@ -200,7 +200,7 @@ export interface DeleteSubscriptionRequestInput {
  * proto3 JSON field table of forecast.v1.DeleteSubscriptionRequest.
  */
 export const DeleteSubscriptionRequest$json: MessageCodec<DeleteSubscriptionRequest> = message<DeleteSubscriptionRequest>("forecast.v1.DeleteSubscriptionRequest", {
-  subscriptionId: field("subscription_id", "string"),
+  subscriptionId: field("subscription_id", "string", "required"),
 });
 
 /**
@@ -231,7 +231,7 @@ export interface RotateSubscriptionSecretRequestInput {
  * proto3 JSON field table of forecast.v1.RotateSubscriptionSecretRequest.
  */
 export const RotateSubscriptionSecretRequest$json: MessageCodec<RotateSubscriptionSecretRequest> = message<RotateSubscriptionSecretRequest>("forecast.v1.RotateSubscriptionSecretRequest", {
-  subscriptionId: field("subscription_id", "string"),
+  subscriptionId: field("subscription_id", "string", "required"),
   gracePeriodSeconds: field("grace_period_seconds", "int64"),
 });
 
@@ -258,7 +258,7 @@ export interface TestSubscriptionRequestInput {
  * proto3 JSON field table of forecast.v1.TestSubscriptionRequest.
  */
 export const TestSubscriptionRequest$json: MessageCodec<TestSubscriptionRequest> = message<TestSubscriptionRequest>("forecast.v1.TestSubscriptionRequest", {
-  subscriptionId: field("subscription_id", "string"),
+  subscriptionId: field("subscription_id", "string", "required"),
 });
 
 /**
@@ -321,7 +321,7 @@ export interface ListDeliveriesRequestInput {
  * proto3 JSON field table of forecast.v1.ListDeliveriesRequest.
  */
 export const ListDeliveriesRequest$json: MessageCodec<ListDeliveriesRequest> = message<ListDeliveriesRequest>("forecast.v1.ListDeliveriesRequest", {
-  subscriptionId: field("subscription_id", "string"),
+  subscriptionId: field("subscription_id", "string", "required"),
   pageSize: field("page_size", "int32"),
   cursor: field("cursor", "string"),
   state: field("state", "string"),
@@ -355,8 +355,8 @@ export interface ResendDeliveryRequestInput {
  * proto3 JSON field table of forecast.v1.ResendDeliveryRequest.
  */
 export const ResendDeliveryRequest$json: MessageCodec<ResendDeliveryRequest> = message<ResendDeliveryRequest>("forecast.v1.ResendDeliveryRequest", {
-  subscriptionId: field("subscription_id", "string"),
-  deliveryId: field("delivery_id", "string"),
+  subscriptionId: field("subscription_id", "string", "required"),
+  deliveryId: field("delivery_id", "string", "required"),
 });
 
 /**

@@ -1,7 +1,8 @@
 /**
  * The proto3 JSON mapping for the gateway, using the descriptor image (protobuf-es reflection):
  * strict decoding (unknown fields and wrong types are 400 naming the field by its full path, e.g.
- * `observations[0].value` or `axes[0].kind`, and the value as JSON), proto field
+ * `observations[0].value` or `axes[0].kind`, and the value as JSON; so is a singular field marked
+ * `google.api.field_behavior = REQUIRED` that is left out), proto field
  * names on output, every field emitted. Stricter than proto3 JSON requires, on purpose: `null`
  * is refused for anything but a message (where it means "absent"), so `"value": null` is an
  * error rather than a silent 0; integers given as text must be decimal (`"0x10"` is not 16),
@@ -10,6 +11,7 @@
  */
 import { fromBinary, fromJson, ScalarType, toBinary, toJson, type DescField, type DescMessage, type JsonValue } from '@bufbuild/protobuf';
 import { invalidArgument, QUOTE_CHARS, ServiceError } from '../../rpc/errors';
+import { requiredFields } from './field-behavior';
 import type { Route } from './route-table';
 
 const JSON_WRITE = { useProtoFieldName: true, alwaysEmitImplicit: true } as const;
@@ -169,6 +171,10 @@ function checkStrict(schema: DescMessage, object: Record<string, unknown>, path:
       if (!isObject(v)) throw invalidArgument(at, `expected an object, got ${render(v)}`);
       for (const k in v) checkValue(field, v[k], `${at}.${k}`, probe, k);
     }
+  }
+  for (const field of requiredFields(schema)) {
+    // Absent, or null for a message (which means absent): proto3 would read a silent default.
+    if ((object[field.name] ?? object[field.jsonName] ?? null) === null) throw invalidArgument(path ? `${path}.${field.name}` : field.name, 'is required');
   }
 }
 

@@ -11,9 +11,10 @@
  * keyed methods; 500/503/504 always), 404 when the path names a resource, and any status or
  * code the method's proto comment names (e.g. "409 `already_exists`").
  */
-import { getOption, hasOption, type DescEnum, type DescExtension, type DescField, type DescFile, type DescMessage, type DescMethod } from '@bufbuild/protobuf';
+import { type DescEnum, type DescField, type DescFile, type DescMessage, type DescMethod } from '@bufbuild/protobuf';
 import { ERROR_STATUS, type ErrorCode } from '../../rpc/errors';
 import { API_VERSION } from '../../rpc/pipeline';
+import { behaviors, OUTPUT_ONLY, REQUIRED } from './field-behavior';
 import type { Route, RouteTable } from './route-table';
 
 type Json = Record<string, unknown>;
@@ -97,22 +98,6 @@ function fieldSchema(f: DescField, schemas: Map<string, Json>): Json {
   }
   const doc = fieldDoc(f);
   return { ...s, ...(doc ? { description: doc } : {}), ...(f.deprecated ? { deprecated: true } : {}) };
-}
-
-const REQUIRED = 2; // google.api.FieldBehavior
-const OUTPUT_ONLY = 3;
-
-/** The google.api.field_behavior extension, found among the file's imports. */
-function fieldBehaviorExtension(file: DescFile, seen = new Set<DescFile>()): DescExtension | undefined {
-  if (seen.has(file)) return undefined;
-  seen.add(file);
-  const own = file.extensions.find((e) => e.typeName === 'google.api.field_behavior');
-  return own ?? file.dependencies.map((d) => fieldBehaviorExtension(d, seen)).find((e) => e !== undefined);
-}
-
-function behaviors(f: DescField): number[] {
-  const ext = fieldBehaviorExtension(f.parent.file);
-  return ext && hasOption(f, ext) ? (getOption(f, ext) as number[]) : [];
 }
 
 function messageSchema(m: DescMessage, schemas: Map<string, Json>, omit: ReadonlySet<string> = new Set()): Json {

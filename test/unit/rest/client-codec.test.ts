@@ -26,6 +26,7 @@ import * as subscriptionPb from '../../../gen/forecast/v1/subscription_service.p
 import * as echoPb from '../../gen/forecast/testing/v1/echo_service.pb';
 import { ECHO_DESCRIPTORS } from '../../helpers/echo';
 import { DESCRIPTOR_IMAGE } from '../../../src/rpc/descriptors';
+import { requiredFields } from '../../../src/transport/rest/field-behavior';
 
 const { registry } = loadDescriptors([DESCRIPTOR_IMAGE, ECHO_DESCRIPTORS]);
 const modules: Record<string, unknown>[] = [accountPb, entityPb, entityServicePb, forensicsPb, graphPb, keyPb, manifestPb, manifestServicePb, oraclePb, subscriptionPb, echoPb];
@@ -151,15 +152,31 @@ describe.each(codecs.map((c) => [c.typeName, c] as const))('%s', (typeName, code
       const es = randomMessage(rng, desc);
       const bytes = toBinary(desc, es);
       const tsMessage = fns.decode(bytes);
-      // Out: the client's JSON of the ts-proto object equals protobuf-es's canonical JSON.
-      const expected = esToJson(desc, fromBinary(desc, bytes), { useProtoFieldName: true });
+      // Out: the client's JSON of the ts-proto object equals protobuf-es's canonical JSON, plus the
+      // REQUIRED scalars at their defaults (the gateway refuses a request without them).
+      const wire = JSON.parse(JSON.stringify(esToJson(desc, fromBinary(desc, bytes), { useProtoFieldName: true, alwaysEmitImplicit: true })));
+      const expected = withRequired(desc, esToJson(desc, fromBinary(desc, bytes), { useProtoFieldName: true }), wire);
       assert.deepEqual(toJson(codec, tsMessage), expected);
       // In: the gateway's JSON (every field emitted) read back gives ts-proto's object.
-      const wire = JSON.parse(JSON.stringify(esToJson(desc, fromBinary(desc, bytes), { useProtoFieldName: true, alwaysEmitImplicit: true })));
       assert.deepEqual(fromJson(codec, wire), tsMessage);
     }
   });
 });
+
+/** `canonical` with every REQUIRED scalar of `desc` (nested too) taken from `full` where it was left out as a default. */
+function withRequired(desc: DescMessage, canonical: JsonValue, full: JsonValue): JsonValue {
+  const out = { ...(canonical as Record<string, JsonValue>) };
+  const all = full as Record<string, JsonValue>;
+  for (const f of requiredFields(desc)) if ((f.fieldKind === 'scalar' || f.fieldKind === 'enum') && !(f.name in out)) out[f.name] = all[f.name];
+  for (const f of desc.fields) {
+    if (!(f.name in out) || (f.fieldKind !== 'message' && f.fieldKind !== 'list' && f.fieldKind !== 'map') || !f.message || /^google\.protobuf\./.test(f.message.typeName)) continue;
+    const m = f.message;
+    if (f.fieldKind === 'message') out[f.name] = withRequired(m, out[f.name], all[f.name]);
+    else if (f.fieldKind === 'list') out[f.name] = (out[f.name] as JsonValue[]).map((e, i) => withRequired(m, e, (all[f.name] as JsonValue[])[i]));
+    else out[f.name] = Object.fromEntries(Object.entries(out[f.name] as Record<string, JsonValue>).map(([k, e]) => [k, withRequired(m, e, (all[f.name] as Record<string, JsonValue>)[k])]));
+  }
+  return out;
+}
 
 test('reading rejects JSON of the wrong shape, naming the field', () => {
   const axis = codecs.find((c) => c.typeName === 'forecast.v1.Entity')!;
