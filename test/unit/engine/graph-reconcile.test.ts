@@ -77,6 +77,14 @@ describe('linear methods', () => {
     close(y[0], y[3] + y[4]);
   });
 
+  test('MinT on errors that are all zero (children a model fits exactly) falls back to structural WLS, not an exception', () => {
+    const zeros = () => new Array(30).fill(0);
+    const r = buildReconciler(simple(), 'mint_shrink', [zeros(), zeros(), zeros()]);
+    assert.equal(r.method, 'wls_struct');
+    assert.ok(r.warnings.some((w) => w.includes('no usable covariance')), String(r.warnings));
+    assert.deepEqual(r.G, buildReconciler(simple(), 'wls_struct').G);
+  });
+
   test('MinT without residuals falls back to structural WLS and says so', () => {
     const r = buildReconciler(simple(), 'mint_shrink', [[NaN], [NaN], [NaN]]);
     assert.equal(r.method, 'wls_struct');
