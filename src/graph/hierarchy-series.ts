@@ -11,6 +11,7 @@ import { formatTime } from '../clock';
 import { timeOf } from '../entities/frequency';
 import { digestOf, type LoadedSeries, type SeriesLoader } from '../oracle/series-loader';
 import type { Hierarchy } from './hierarchy-graph';
+import { ServiceError } from '../rpc/errors';
 
 /** Relative difference between a node's own data and its leaves' sum above which a warning is given. */
 export const DISAGREEMENT = 1e-3;
@@ -99,7 +100,14 @@ export async function axisHierarchy(
       const record = hierarchy.records.get(e)!;
       const own = record.axes.find((a) => a.name === axisName);
       if (!own) return;
-      const series = await load.load(accountId, record, { ...own, kind: axis.kind }, asOf);
+      if (own.kind !== axis.kind) {
+        // as for frequencies (`hierarchy-graph.ts`): a sum of counts and continuous values is neither
+        throw new ServiceError('failed_precondition', `depth: ${e} has axis ${axisName} of kind ${own.kind}, the hierarchy under ${hierarchy.root} has it as ${axis.kind}: every descendant must share it`, {
+          field: 'depth',
+          entity: e,
+        });
+      }
+      const series = await load.load(accountId, record, own, asOf);
       if (series.nobs > 0) inputs.set(e, series);
     }),
   );

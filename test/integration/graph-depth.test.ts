@@ -210,6 +210,20 @@ test('no data anywhere beneath: 422 insufficient_data', async () => {
   assert.match(o.message, /no observations, and no leaf beneath it has any/);
 });
 
+test('a descendant whose axis has another kind: 400 failed_precondition naming it, on both protocols', async () => {
+  await ok(rest(t, key, { method: 'POST', path: '/v1/entities', body: { entity: 'region:kinds', frequency: 'P1D', axes: [{ name: 'units', kind: 'count' }] } }));
+  await ok(rest(t, key, { method: 'POST', path: '/v1/entities', body: { entity: 'store:counts', frequency: 'P1D', axes: [{ name: 'units', kind: 'count' }], parents: ['region:kinds'] } }));
+  await ok(rest(t, key, { method: 'POST', path: '/v1/entities', body: { entity: 'store:reals', frequency: 'P1D', axes: [{ name: 'units', kind: 'continuous' }], parents: ['region:kinds'] } }));
+  const rows = (v: (i: number) => number) => Array.from({ length: 40 }, (_, i) => ({ axis: 'units', time: new Date(Date.UTC(2026, 0, 1 + i)).toISOString(), value: v(i) }));
+  await ok(rest(t, key, { method: 'POST', path: '/v1/entities/store:counts/observations', body: { observations: rows((i) => 5 + (i % 7)) } }));
+  await ok(rest(t, key, { method: 'POST', path: '/v1/entities/store:reals/observations', body: { observations: rows((i) => 2.5 + (i % 5) / 3) } }));
+  for (const protocol of ['rest', 'grpc'] as const) {
+    const o = await query(protocol, { entity: 'region:kinds', depth: 1, axes: ['units'] });
+    assert.equal(o.code, 'failed_precondition', `${protocol}: ${o.message}`);
+    assert.match(o.message, /store:reals has axis units of kind continuous, the hierarchy under region:kinds has it as count/);
+  }
+});
+
 test('a hierarchy of more than 5,000 entities: 400 naming the limit, on both protocols', async () => {
   const big = await t.account('enterprise');
   const { entities, relations, database } = t.service.ctx;
