@@ -118,6 +118,16 @@ export async function axisHierarchy(
     const own = inputs.get(e);
     const isLeaf = (hierarchy.children.get(e) ?? []).length === 0;
     const sum = !isLeaf && dataLeaves.length > 0 ? sumSeries(hierarchy, axis, dataLeaves.map((l) => inputs.get(l)!)) : undefined;
+    if (sum && !own) {
+      // the sum is known only while every leaf reports: say which leaves end it early
+      const ends = dataLeaves.map((l) => ({ l, last: inputs.get(l)!.lastIndex }));
+      const latest = Math.max(...ends.map((x) => x.last));
+      if (sum.lastIndex < latest) {
+        const early = ends.filter((x) => x.last === sum.lastIndex).map((x) => x.l);
+        const named = early.slice(0, 3).join(', ') + (early.length > 3 ? ` and ${early.length - 3} more` : '');
+        warnings.push(`${axisName}: the sum beneath ${e} ends at ${formatTime(timeOf(root.frequency, sum.lastIndex))}, where the data of ${named} end (other leaves run to ${formatTime(timeOf(root.frequency, latest))})`);
+      }
+    }
     if (own && sum) {
       const d = disagreement(own, sum);
       if (d && d.gap > DISAGREEMENT) {
