@@ -119,6 +119,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   for (const o of corsOrigins) {
     if (o !== '*' && !isOrigin(o)) throw new Error(`CORS_ORIGINS: ${JSON.stringify(o)} is not an origin (scheme://host[:port], no path) or *`);
   }
+  const databaseUrl = env.DATABASE_URL || 'sqlite:./data/forecast.db';
+  if (!/^(sqlite:|postgres:\/\/|postgresql:\/\/)/.test(databaseUrl)) {
+    // the scheme only: the rest of a URL may hold a password
+    const scheme = /^[a-z][a-z0-9+.-]*:/i.exec(databaseUrl)?.[0] ?? 'no scheme';
+    throw new Error(`DATABASE_URL must start with sqlite: or postgres://, got ${scheme}`);
+  }
   const compressionFlag = (env.COMPRESSION ?? 'off').toLowerCase();
   if (compressionFlag !== 'on' && compressionFlag !== 'off') throw new Error(`COMPRESSION must be on or off, got ${env.COMPRESSION}`);
   const positive = (name: string, fallback: number): number => {
@@ -138,7 +144,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     httpPort: port('HTTP_PORT', 8080),
     grpcPort: port('GRPC_PORT', 50051),
     host: env.HOST || '127.0.0.1',
-    databaseUrl: env.DATABASE_URL || 'sqlite:./data/forecast.db',
+    databaseUrl,
     logLevel,
     shutdownGraceMs: grace,
     maxBodyBytes: maxBody,

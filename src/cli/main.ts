@@ -71,6 +71,46 @@ Create an API key for an account, printed once.
   'keys revoke': `usage: forecast keys revoke --account ACCT --key KEY_ID
 
 Revoke a key immediately.`,
+  'signing-keys': `usage: forecast signing-keys <rotate|list> [--json]
+
+  rotate [--json]   a new manifest signing key signs from now on (old keys stay published)
+  list [--json]     the manifest signing keys (public parts only)`,
+  'signing-keys rotate': `usage: forecast signing-keys rotate [--json]
+
+Make a new Ed25519 key sign every manifest from now on; earlier keys stay published, so every
+manifest ever issued stays verifiable. Needs MASTER_KEY (or MASTER_KEY_FILE) with PostgreSQL.
+
+  --json   print the new key as one JSON line`,
+  'signing-keys list': `usage: forecast signing-keys list [--json]
+
+The manifest signing keys, newest first, public parts only.
+
+  --json   print them as one JSON line`,
+  manifests: `usage: forecast manifests verify FILE [--jwks FILE|URL]`,
+  'manifests verify': `usage: forecast manifests verify FILE [--jwks FILE|URL]
+
+Verify a manifest (JSON) or its DSSE envelope: the Ed25519 signature over the canonical JSON.
+
+  --jwks   the public keys, a JWKS file or URL (default: the keys in DATABASE_URL's database)`,
+  'evaluate-hierarchy': `usage: forecast evaluate-hierarchy --data FILE.json [--horizon H] [--json] [--workers N] [--draws K]
+
+Score hierarchical reconciliation (mint_shrink, wls_struct, ols, bottom_up) on a hierarchy
+benchmark file: MASE, RMSSE, scaled CRPS and 95% coverage per level and overall.
+
+  --data      the hierarchy file (format: shared/data/hierarchy/README.md); required
+  --horizon   test length (default: the file's)
+  --workers   worker threads (default: the machine's parallelism)
+  --draws     joint draws per step for the distributions
+  --json      print the scores as one JSON object (the last line)`,
+  webhooks: `usage: forecast webhooks listen --secret whsec_… [--port N] [--host H] [--json]`,
+  'webhooks listen': `usage: forecast webhooks listen --secret whsec_… [--port N] [--host H] [--json]
+
+Receive webhooks, print the verified ones and refuse forged or stale ones (400).
+
+  --secret   the subscription's signing secret; required
+  --port     port to listen on (default 0: any free port, printed)
+  --host     address to listen on (default 127.0.0.1)
+  --json     print each verified event as one JSON line`,
 };
 
 /** Whether `--help`/`-h` is among the arguments (before any `--`). */

@@ -21,7 +21,16 @@ export async function serveCommand(args: ParsedArgs, config: Config): Promise<nu
   // Started by `bin/forecast.js` (which re-executes itself with the server's V8 flags), we share an
   // IPC channel with it: when it goes away, however it died, the server stops too.
   if (process.send) process.once('disconnect', () => shutdown('launcher exited'));
-  const service = await startService(config, { log });
+  let service: Awaited<ReturnType<typeof startService>>;
+  try {
+    service = await startService(config, { log });
+  } catch (error) {
+    // Nothing to drain: say why and exit now. (Returning would leave the process alive: the signal
+    // and launcher listeners above, and whatever the failed start had already opened — a bound
+    // port, the database, worker threads — keep the event loop going, and signals only record.)
+    process.stderr.write(`forecast: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(1);
+  }
   const base = `http://${config.host}:${service.httpPort}`;
   const out: string[] = [
     `forecast service running`,

@@ -73,6 +73,14 @@ test('every command and subcommand answers --help (and -h) with its usage, exit 
     [['keys', '--help'], /^usage: forecast keys <create\|revoke>/],
     [['keys', 'create', '--help'], /^usage: forecast keys create --account/],
     [['keys', 'revoke', '-h'], /^usage: forecast keys revoke/],
+    [['signing-keys', '--help'], /^usage: forecast signing-keys <rotate\|list>/],
+    [['signing-keys', 'rotate', '-h'], /^usage: forecast signing-keys rotate/],
+    [['signing-keys', 'list', '--help'], /^usage: forecast signing-keys list/],
+    [['manifests', '--help'], /^usage: forecast manifests verify/],
+    [['manifests', 'verify', '--help'], /^usage: forecast manifests verify FILE/],
+    [['evaluate-hierarchy', '--help'], /^usage: forecast evaluate-hierarchy --data/],
+    [['webhooks', '--help'], /^usage: forecast webhooks listen/],
+    [['webhooks', 'listen', '-h', '--secret', 'whsec_x'], /^usage: forecast webhooks listen/],
   ];
   const dir = mkdtempSync(join(tmpdir(), 'forecast-cli-help-'));
   const env = { DATABASE_URL: `sqlite:${join(dir, 'never.db')}` };

@@ -7,6 +7,7 @@
 import { afterEach, describe, test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer, type AddressInfo } from 'node:net';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -109,5 +110,35 @@ describe('forecast serve stops whichever process is told to', () => {
     await until('the shell is gone', () => !alive(tree.top.pid!));
     await until('the server is gone', () => !alive(tree.server));
     await until('the launcher is gone', () => !alive(tree.launcher));
+  });
+});
+
+describe('forecast serve that cannot start', () => {
+  test('a port in use, or a bad setting: one line on stderr (no password from DATABASE_URL), and launcher and server exit 1', async () => {
+    const busy = createServer();
+    await new Promise<void>((r) => busy.listen(0, '127.0.0.1', r));
+    const port = (busy.address() as AddressInfo).port;
+    try {
+      const dir = mkdtempSync(join(tmpdir(), 'forecast-sig-'));
+      const cases: [Record<string, string>, RegExp][] = [
+        [{ HTTP_PORT: String(port) }, /^forecast: listen EADDRINUSE/m],
+        [{ MASTER_KEY: 'short' }, /^forecast: MASTER_KEY must hold 32 random bytes/m],
+        [{ DATABASE_URL: 'mysql://user:hunter2@db/forecast' }, /^forecast: DATABASE_URL must start with sqlite: or postgres:\/\/, got mysql:$/m],
+      ];
+      for (const [extra, message] of cases) {
+        const env = { ...process.env, HTTP_PORT: '0', GRPC_PORT: '0', HOST: '127.0.0.1', DATABASE_URL: `sqlite:${join(dir, 's.db')}`, LOG_LEVEL: 'warn', ...extra };
+        const top = spawn(process.execPath, [BIN, 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+        started.push(top.pid!);
+        let err = '';
+        top.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
+        const code = await new Promise<number | null>((r) => top.once('exit', (c) => r(c)));
+        assert.equal(code, 1, err);
+        assert.match(err, message);
+        assert.doesNotMatch(err, /\n\s+at /); // no stack trace
+        assert.doesNotMatch(err, /hunter2/);
+      }
+    } finally {
+      busy.close();
+    }
   });
 });
