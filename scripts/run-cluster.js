@@ -129,7 +129,19 @@ async function main() {
   const portsEnv = (i) => ({ ...env, HTTP_PORT: String(ports[i].http), GRPC_PORT: String(ports[i].grpc) });
   const first = await startReplica('A', portsEnv(0), ['--init-local-account']);
   const others = await Promise.all(ports.slice(1).map((_, i) => startReplica(String.fromCharCode(66 + i), portsEnv(i + 1))));
-  for (const r of [first, ...others]) r.child.removeAllListeners('exit').on('exit', (code) => !stopping && shutdown(`a replica exited (${code})`, 1));
+  // A replica that exits (crashed, killed, or stopped with SIGTERM to take it out) leaves the
+  // others serving: nginx sends its calls to them (`max_fails`, `*_next_upstream`). The cluster
+  // stops when the last replica is gone, or on Ctrl-C.
+  const replicas = [first, ...others];
+  const gone = (c) => c.exitCode !== null || c.signalCode !== null;
+  replicas.forEach((r, i) =>
+    r.child.removeAllListeners('exit').on('exit', (code, signal) => {
+      if (stopping) return;
+      const left = replicas.filter((x) => !gone(x.child)).length;
+      process.stdout.write(`replica ${String.fromCharCode(65 + i)} exited (${signal ?? code}); ${left} of ${replicas.length} still serving behind nginx\n`);
+      if (left === 0) void shutdown('every replica exited', 1);
+    }),
+  );
 
   let key = first.lines.map((l) => /export FORECAST_KEY=(\S+)/.exec(l)?.[1]).find(Boolean);
   if (!key) {
