@@ -197,18 +197,23 @@ export class AccountStore {
 
   async getAccount(id: string): Promise<AccountRow | undefined> {
     const row = await this.database.db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst();
-    return row ? { id: row.id, email: row.email ?? row.contact_email, tier: row.tier as Tier, createTime: row.create_time } : undefined;
+    return row ? toAccountRow(row) : undefined;
   }
 
   async firstAccount(): Promise<AccountRow | undefined> {
     const row = await this.database.db.selectFrom('accounts').selectAll().orderBy('create_time').orderBy('id').limit(1).executeTakeFirst();
-    return row ? { id: row.id, email: row.email ?? row.contact_email, tier: row.tier as Tier, createTime: row.create_time } : undefined;
+    return row ? toAccountRow(row) : undefined;
   }
 
   async setTier(id: string, tier: Tier): Promise<boolean> {
     const res = await this.database.db.updateTable('accounts').set({ tier }).where('id', '=', id).executeTakeFirst();
     return Number(res.numUpdatedRows) > 0;
   }
+}
+
+/** An account row as the service sees it: the email is the unique one, else a sign-up's contact email. */
+function toAccountRow(row: { id: string; email: string | null; contact_email: string | null; tier: string; create_time: number }): AccountRow {
+  return { id: row.id, email: row.email ?? row.contact_email, tier: row.tier as Tier, createTime: row.create_time };
 }
 
 function toKeyRow(row: { id: string; account_id: string; prefix: string; scopes: string; name: string; create_time: number; expire_time: number | null; revoke_time: number | null }): KeyRow {

@@ -168,8 +168,8 @@ export function idempotencyInterceptor(store: IdempotencyStore, clock: Clock, op
       ctx.setHeader('idempotent-replayed', 'true');
       if (ctx.principal) await options.onReplay?.(ctx);
       if (row.outcome === 'ok') return entry.definition.responseDeserialize(Buffer.from(row.response ?? '', 'base64'));
-      const stored = JSON.parse(row.response ?? '{}') as { message: string; details?: Record<string, unknown>; headers?: Record<string, string> };
-      throw new ServiceError(row.outcome as ErrorCode, stored.message, stored.details, stored.headers);
+      const saved = JSON.parse(row.response ?? '{}') as { message: string; details?: Record<string, unknown>; headers?: Record<string, string> };
+      throw new ServiceError(row.outcome as ErrorCode, saved.message, saved.details, saved.headers);
     }
     const keep = () => {
       const out: Record<string, string> = {};

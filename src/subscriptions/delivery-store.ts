@@ -10,6 +10,13 @@
 import { skipLocked } from '../store/claim';
 import type { Database, Queryable } from '../store/database';
 import { olderThan } from './keyset';
+import type { ExpressionBuilder } from 'kysely';
+import type { Schema } from '../store/schema';
+
+/** A delivery no live claim holds at `now` (never claimed, released, or its lease run out). */
+function unclaimedAt(eb: ExpressionBuilder<Schema, 'webhook_deliveries'>, now: number) {
+  return eb.or([eb('lease_expire_time', 'is', null), eb('lease_expire_time', '<=', now)]);
+}
 
 /** Where a delivery stands: waiting for an attempt, delivered, or given up (last retry or 410). */
 export type DeliveryState = 'pending' | 'succeeded' | 'failed';
@@ -111,7 +118,7 @@ export class DeliveryStore {
         .select('id')
         .where('state', '=', 'pending')
         .where('next_attempt_time', '<=', now)
-        .where((eb) => eb.or([eb('lease_expire_time', 'is', null), eb('lease_expire_time', '<=', now)]))
+        .where((eb) => unclaimedAt(eb, now))
         .where('subscription_id', 'in', (eb) => eb.selectFrom('subscriptions').select('id').where('state', '=', 'active'))
         .orderBy('next_attempt_time')
         .limit(limit),
@@ -181,7 +188,7 @@ export class DeliveryStore {
       .selectFrom('webhook_deliveries')
       .select('next_attempt_time')
       .where('state', '=', 'pending')
-      .where((eb) => eb.or([eb('lease_expire_time', 'is', null), eb('lease_expire_time', '<=', now)]))
+      .where((eb) => unclaimedAt(eb, now))
       .orderBy('next_attempt_time')
       .limit(1)
       .executeTakeFirst();
