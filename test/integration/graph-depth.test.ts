@@ -210,18 +210,20 @@ test('no data anywhere beneath: 422 insufficient_data', async () => {
   assert.match(o.message, /no observations, and no leaf beneath it has any/);
 });
 
-test('a leaf that ends early cuts the sum beneath its parent short, and a warning names it', async () => {
+test('a leaf that ends early cuts the sum beneath its parent short, and a warning names it, on both protocols', async () => {
   await ok(rest(t, key, { method: 'POST', path: '/v1/entities', body: { entity: 'region:ends', frequency: 'P1D', axes: [{ name: 'units' }] } }));
   for (const [e, days] of [['store:long', 40], ['store:shorter', 30]] as const) {
     await ok(rest(t, key, { method: 'POST', path: '/v1/entities', body: { entity: e, frequency: 'P1D', axes: [{ name: 'units' }], parents: ['region:ends'] } }));
     const rows = Array.from({ length: days }, (_, i) => ({ axis: 'units', time: new Date(Date.UTC(2026, 0, 1 + i)).toISOString(), value: 10 + (i % 7) }));
     await ok(rest(t, key, { method: 'POST', path: `/v1/entities/${e}/observations`, body: { observations: rows } }));
   }
-  const o = await ok(query('rest', { entity: 'region:ends', depth: 1, axes: ['units'] }));
-  assert.ok(
-    o.data.forecast.warnings.includes('units: the sum beneath region:ends ends at 2026-01-30T00:00:00Z, where the data of store:shorter end (other leaves run to 2026-02-09T00:00:00Z)'),
-    JSON.stringify(o.data.forecast.warnings),
-  );
+  for (const protocol of ['rest', 'grpc'] as const) {
+    const o = await ok(query(protocol, { entity: 'region:ends', depth: 1, axes: ['units'] }));
+    assert.ok(
+      o.data.forecast.warnings.includes('units: the sum beneath region:ends ends at 2026-01-30T00:00:00Z, where the data of store:shorter end (other leaves run to 2026-02-09T00:00:00Z)'),
+      `${protocol}: ${JSON.stringify(o.data.forecast.warnings)}`,
+    );
+  }
 });
 
 test('a descendant whose axis has another kind: 400 failed_precondition naming it, on both protocols', async () => {
