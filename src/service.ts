@@ -126,6 +126,8 @@ export async function createService(config: Config, options: ServiceOptions = {}
   const secrets = loadSecretBox(config);
   // gRPC health follows the database's reachability (PostgreSQL); the server is made further down.
   let onAvailability: (available: boolean) => void = () => {};
+  // Unreachable while opening: `openDatabase` fails with the reason, no need to log it twice.
+  let opened = false;
   const database = await openDatabase(config.databaseUrl, {
     backgroundCheckpoints: true,
     onCheckpointFailure: (error) => log.warn('background WAL checkpoints failed; the writer checkpoints itself again', { error }),
@@ -135,12 +137,13 @@ export async function createService(config: Config, options: ServiceOptions = {}
       connectTimeoutMs: config.databaseConnectTimeoutMs,
       onAvailability: (available, error) => {
         if (available) log.info('database reachable again: serving');
-        else log.error('database unreachable: calls answer 503 unavailable and gRPC health is NOT_SERVING until it returns', { error });
+        else if (opened) log.error('database unreachable: calls answer 503 unavailable and gRPC health is NOT_SERVING until it returns', { error });
         onAvailability(available);
       },
       onAnalyzeFailure: (table, error) => log.warn('refreshing planner statistics failed', { table, error }),
     },
   });
+  opened = true;
   if (database.appliedMigrations.length > 0) log.info('database migrated', { migrations: database.appliedMigrations });
   await verifyMasterKey(database, secrets).catch(async (err) => {
     await database.close();

@@ -168,7 +168,11 @@ export class DepthQueries {
       }),
     );
     const rootOutcome = outcomes[0];
-    if (!rootOutcome.ok) throw new ServiceError('insufficient_data', `axis ${a.axis} of ${q.root.entity}: ${rootOutcome.reason}`, { axis: a.axis });
+    if (!rootOutcome.ok) {
+      // a sum cut short by leaves whose data end early: name them, they are what to fix
+      const ends = a.sumEnds.get(q.root.entity);
+      throw new ServiceError('insufficient_data', `axis ${a.axis} of ${q.root.entity}: ${rootOutcome.reason}${ends ? `; ${ends}` : ''}`, { axis: a.axis });
+    }
     const kept = a.nodes.flatMap((n, i) => {
       const o = outcomes[i];
       if (o.ok) return [{ node: n, result: o.result, seed: o.seed }];

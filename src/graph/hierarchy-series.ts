@@ -38,6 +38,8 @@ export interface AxisHierarchy {
   /** Own series of every entity read (nodes and leaves), by entity: the query's inputs. */
   readonly inputs: ReadonlyMap<string, LoadedSeries>;
   readonly warnings: readonly string[];
+  /** Where a node's sum stops short because some leaves' data end early: the sentence saying which, by node. */
+  readonly sumEnds: ReadonlyMap<string, string>;
 }
 
 /** Sum of leaf series on the grid (see the file comment). */
@@ -112,6 +114,7 @@ export async function axisHierarchy(
     }),
   );
   const warnings: string[] = [];
+  const sumEnds = new Map<string, string>();
   const nodes: { entity: string; level: number; series: LoadedSeries; own: boolean; leaves: string[] }[] = [];
   for (const e of inQuery) {
     const dataLeaves = hierarchy.leaves.get(e)!.filter((l) => inputs.has(l));
@@ -125,7 +128,8 @@ export async function axisHierarchy(
       if (sum.lastIndex < latest) {
         const early = ends.filter((x) => x.last === sum.lastIndex).map((x) => x.l);
         const named = early.slice(0, 3).join(', ') + (early.length > 3 ? ` and ${early.length - 3} more` : '');
-        warnings.push(`${axisName}: the sum beneath ${e} ends at ${formatTime(timeOf(root.frequency, sum.lastIndex))}, where the data of ${named} end (other leaves run to ${formatTime(timeOf(root.frequency, latest))})`);
+        sumEnds.set(e, `the sum beneath ${e} ends at ${formatTime(timeOf(root.frequency, sum.lastIndex))}, where the data of ${named} end (other leaves run to ${formatTime(timeOf(root.frequency, latest))})`);
+        warnings.push(`${axisName}: ${sumEnds.get(e)}`);
       }
     }
     if (own && sum) {
@@ -144,5 +148,5 @@ export async function axisHierarchy(
   }
   const members = new Set(nodes.map((n) => n.entity));
   const withBottom = nodes.map((n) => ({ ...n, bottom: !(hierarchy.children.get(n.entity) ?? []).some((c) => members.has(c) && hierarchy.level.get(c)! <= depth) }));
-  return { axis: axisName, kind: axis.kind, nodes: withBottom, inputs, warnings };
+  return { axis: axisName, kind: axis.kind, nodes: withBottom, inputs, warnings, sumEnds };
 }

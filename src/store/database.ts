@@ -8,6 +8,7 @@ import { CompiledQuery, Kysely, Migrator, SqliteDialect, SqliteDriver, type Data
 import type { Schema } from './schema';
 import { startCheckpointer, type Checkpointer } from './checkpointer';
 import { migrationProvider } from './migrations';
+import { DatabaseUnavailableError } from './pg-errors';
 import { openPostgres, type PostgresHandle, type PostgresSettings } from './pg-pool';
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -123,6 +124,7 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
   if (error || failed) {
     reader?.close();
     await (postgres ? postgres.close() : db.destroy());
+    if (error instanceof DatabaseUnavailableError) throw new Error(`cannot reach the database (${rootMessage(error)}): check DATABASE_URL and that the server is running`);
     throw new Error(`database migration failed${failed ? ` at ${failed.migrationName}` : ''}: ${String(error)}`);
   }
   const checkpointer = startCheckpoints?.();
@@ -319,4 +321,11 @@ function withStatementCache(sqlite: import('better-sqlite3').Database, onPrepare
       return typeof value === 'function' ? value.bind(target) : value;
     },
   });
+}
+
+/** The innermost cause's message (the driver's own words: `connect ECONNREFUSED 127.0.0.1:5432`). */
+function rootMessage(err: unknown): string {
+  let at = err;
+  while (at instanceof Error && at.cause instanceof Error && at.cause !== at) at = at.cause;
+  return at instanceof Error ? at.message : String(at);
 }

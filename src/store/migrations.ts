@@ -325,6 +325,44 @@ export function migrations(dialect: DialectName): Record<string, Migration> {
         await db.schema.alterTable('accounts').addColumn('contact_email', text).execute();
       },
     },
+    '0011_orphan_subscriptions': {
+      /**
+       * Deleting an entity now deletes its subscriptions (with their deliveries, attempts, events
+       * and drift states); before, they were left behind, and a re-made entity of the same name
+       * silently got the old subscriber. Removes those left behind: subscriptions whose entity is
+       * gone, and those created before their entity's present incarnation (a subscription needs
+       * its entity to exist, so one older than the entity was made on a deleted one; the margin
+       * keeps replicas' clock skew from touching a subscription made just after its entity).
+       */
+      async up(db: Kysely<any>) {
+        const margin = 5 * 60_000;
+        const orphans = db
+          .selectFrom('subscriptions as s')
+          .select('s.id')
+          .where((eb) =>
+            eb.not(
+              eb.exists(
+                eb
+                  .selectFrom('entities as e')
+                  .select('e.entity')
+                  .whereRef('e.account_id', '=', 's.account_id')
+                  .whereRef('e.entity', '=', 's.entity')
+                  .where('e.create_time', '<=', eb('s.create_time', '+', margin)),
+              ),
+            ),
+          );
+        const ids = (await orphans.execute()).map((r: { id: string }) => r.id);
+        for (let i = 0; i < ids.length; i += 500) {
+          const chunk = ids.slice(i, i + 500);
+          await db
+            .deleteFrom('webhook_attempts')
+            .where('delivery_id', 'in', db.selectFrom('webhook_deliveries').select('id').where('subscription_id', 'in', chunk))
+            .execute();
+          for (const table of ['webhook_deliveries', 'webhook_events', 'drift_states']) await db.deleteFrom(table).where('subscription_id', 'in', chunk).execute();
+          await db.deleteFrom('subscriptions').where('id', 'in', chunk).execute();
+        }
+      },
+    },
   };
 }
 

@@ -210,19 +210,33 @@ test('no data anywhere beneath: 422 insufficient_data', async () => {
   assert.match(o.message, /no observations, and no leaf beneath it has any/);
 });
 
-test('a leaf that ends early cuts the sum beneath its parent short, and a warning names it, on both protocols', async () => {
-  await ok(rest(t, key, { method: 'POST', path: '/v1/entities', body: { entity: 'region:ends', frequency: 'P1D', axes: [{ name: 'units' }] } }));
-  for (const [e, days] of [['store:long', 40], ['store:shorter', 30]] as const) {
-    await ok(rest(t, key, { method: 'POST', path: '/v1/entities', body: { entity: e, frequency: 'P1D', axes: [{ name: 'units' }], parents: ['region:ends'] } }));
+/** A daily region over stores whose `units` run from 2026-01-01 for the given numbers of days. */
+async function storesWithDays(region: string, stores: readonly (readonly [string, number])[]): Promise<void> {
+  await ok(rest(t, key, { method: 'POST', path: '/v1/entities', body: { entity: region, frequency: 'P1D', axes: [{ name: 'units' }] } }));
+  for (const [e, days] of stores) {
+    await ok(rest(t, key, { method: 'POST', path: '/v1/entities', body: { entity: e, frequency: 'P1D', axes: [{ name: 'units' }], parents: [region] } }));
     const rows = Array.from({ length: days }, (_, i) => ({ axis: 'units', time: new Date(Date.UTC(2026, 0, 1 + i)).toISOString(), value: 10 + (i % 7) }));
     await ok(rest(t, key, { method: 'POST', path: `/v1/entities/${e}/observations`, body: { observations: rows } }));
   }
+}
+
+test('a leaf that ends early cuts the sum beneath its parent short, and a warning names it, on both protocols', async () => {
+  await storesWithDays('region:ends', [['store:long', 40], ['store:shorter', 30]]);
   for (const protocol of ['rest', 'grpc'] as const) {
     const o = await ok(query(protocol, { entity: 'region:ends', depth: 1, axes: ['units'] }));
     assert.ok(
       o.data.forecast.warnings.includes('units: the sum beneath region:ends ends at 2026-01-30T00:00:00Z, where the data of store:shorter end (other leaves run to 2026-02-09T00:00:00Z)'),
       `${protocol}: ${JSON.stringify(o.data.forecast.warnings)}`,
     );
+  }
+});
+
+test('a leaf whose data end so early that the sum beneath its parent is too short: 422 naming the leaf, on both protocols', async () => {
+  await storesWithDays('region:cut', [['store:open', 40], ['store:closed', 3]]);
+  for (const protocol of ['rest', 'grpc'] as const) {
+    const o = await query(protocol, { entity: 'region:cut', depth: 1, axes: ['units'] });
+    assert.equal(o.code, 'insufficient_data', `${protocol}: ${o.message}`);
+    assert.match(o.message, /^axis units of region:cut: 3 observations; at least \d+ are needed; the sum beneath region:cut ends at 2026-01-03T00:00:00Z, where the data of store:closed end \(other leaves run to 2026-02-09T00:00:00Z\)$/);
   }
 });
 

@@ -120,22 +120,35 @@ describe('forecast serve that cannot start', () => {
     const port = (busy.address() as AddressInfo).port;
     try {
       const dir = mkdtempSync(join(tmpdir(), 'forecast-sig-'));
+      const closed = createServer();
+      await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+      const closedPort = (closed.address() as AddressInfo).port;
+      await new Promise((r) => closed.close(r));
+      const masterKey = Buffer.alloc(32, 7).toString('base64');
       const cases: [Record<string, string>, RegExp][] = [
         [{ HTTP_PORT: String(port) }, /^forecast: listen EADDRINUSE/m],
         [{ MASTER_KEY: 'short' }, /^forecast: MASTER_KEY must hold 32 random bytes/m],
         [{ DATABASE_URL: 'mysql://user:hunter2@db/forecast' }, /^forecast: DATABASE_URL must start with sqlite: or postgres:\/\/, got mysql:$/m],
+        [
+          { DATABASE_URL: `postgres://user:hunter2@127.0.0.1:${closedPort}/forecast`, MASTER_KEY: masterKey },
+          new RegExp(`^forecast: cannot reach the database \\(connect ECONNREFUSED 127\\.0\\.0\\.1:${closedPort}\\): check DATABASE_URL and that the server is running$`, 'm'),
+        ],
       ];
       for (const [extra, message] of cases) {
         const env = { ...process.env, HTTP_PORT: '0', GRPC_PORT: '0', HOST: '127.0.0.1', DATABASE_URL: `sqlite:${join(dir, 's.db')}`, LOG_LEVEL: 'warn', ...extra };
         const top = spawn(process.execPath, [BIN, 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
         started.push(top.pid!);
         let err = '';
+        let out = '';
         top.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
+        top.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
         const code = await new Promise<number | null>((r) => top.once('exit', (c) => r(c)));
         assert.equal(code, 1, err);
         assert.match(err, message);
-        assert.doesNotMatch(err, /\n\s+at /); // no stack trace
-        assert.doesNotMatch(err, /hunter2/);
+        for (const text of [err, out]) {
+          assert.doesNotMatch(text, /\n\s+at |\\n\s+at /); // no stack trace, printed or in a JSON log line
+          assert.doesNotMatch(text, /hunter2/);
+        }
       }
     } finally {
       busy.close();

@@ -13,6 +13,15 @@ import { migrations } from '../../../src/store/migrations';
 import { openPostgres } from '../../../src/store/pg-pool';
 import { freshDatabaseUrl, TEST_DIALECT } from '../../helpers/database';
 
+/** `url`'s database with the migrations released before `name` applied (an old schema to fill). */
+async function schemaBefore(url: string, name: string): Promise<{ db: Kysely<any>; close(): Promise<void> }> {
+  const raw = rawKysely(url);
+  const before = Object.fromEntries(Object.entries(migrations(TEST_DIALECT)).filter(([n]) => n < name));
+  const { error } = await new Migrator({ db: raw.db, provider: { getMigrations: async () => before } }).migrateToLatest();
+  assert.equal(error, undefined);
+  return raw;
+}
+
 /** A kysely handle on `url` that applies no migrations itself (to build an old schema). */
 function rawKysely(url: string): { db: Kysely<any>; close(): Promise<void> } {
   if (url.startsWith('sqlite:')) {
@@ -27,11 +36,8 @@ test('0005: per-account revisions continue from each account’s latest global o
   const fresh = await freshDatabaseUrl();
   try {
     // The schema as released before 0005, with data.
-    const raw = rawKysely(fresh.url);
+    const raw = await schemaBefore(fresh.url, '0005');
     const old = raw.db;
-    const before = Object.fromEntries(Object.entries(migrations(TEST_DIALECT)).filter(([name]) => name < '0005'));
-    const { error } = await new Migrator({ db: old, provider: { getMigrations: async () => before } }).migrateToLatest();
-    assert.equal(error, undefined);
     for (const id of ['acct_a', 'acct_b', 'acct_c']) await old.insertInto('accounts').values({ id, email: null, tier: 'free', create_time: 0 }).execute();
     await old.insertInto('entities').values(['acct_a', 'acct_b'].map((a) => ({ account_id: a, entity: 'store:x', type: 'store', display_name: '', frequency: 'P1D', season_length: 7, create_time: 0, update_time: 0 }))).execute();
     // global revisions 1..5: a has 1, 3, 4; b has 2, 5
@@ -55,6 +61,57 @@ test('0005: per-account revisions continue from each account’s latest global o
       assert.deepEqual(revisions.map((r) => `${r.account_id}:${r.revision}`), ['acct_a:1', 'acct_a:3', 'acct_a:4', 'acct_a:5', 'acct_b:2', 'acct_b:5', 'acct_b:6']);
       const left = await database.db.selectFrom('idempotency').select('method').execute();
       assert.deepEqual(left.map((r) => r.method), ['/forecast.v1.EntityService/CreateEntity']);
+    } finally {
+      await database.close();
+    }
+  } finally {
+    await fresh.drop();
+  }
+});
+
+test('0011: subscriptions left behind by deleted entities go, with their deliveries, attempts, events and drift states; live ones stay', async () => {
+  const fresh = await freshDatabaseUrl();
+  try {
+    const raw = await schemaBefore(fresh.url, '0011');
+    const old = raw.db;
+    await old.insertInto('accounts').values({ id: 'acct_a', email: null, tier: 'free', create_time: 0 }).execute();
+    const hour = 3_600_000;
+    const entity = (name: string, created: number) => ({ account_id: 'acct_a', entity: name, type: 'store', display_name: '', frequency: 'P1D', season_length: 7, create_time: created, update_time: created });
+    // store:live made at 0; store:remade deleted and made again at 10 h; store:gone deleted
+    await old.insertInto('entities').values([entity('store:live', 0), entity('store:remade', 10 * hour), entity('store:skew', 10 * hour)]).execute();
+    const subscription = (id: string, name: string, created: number) => ({
+      id, account_id: 'acct_a', entity: name, axes: '[]', include_descendants: 0, url: 'https://example.com/hook', events: '[]', level: 0.95,
+      state: 'active', pause_reason: '', secret: 'sealed', previous_secret: null, previous_secret_expire_time: null, create_time: created, update_time: created,
+    });
+    await old
+      .insertInto('subscriptions')
+      .values([
+        subscription('sub_live', 'store:live', hour),
+        subscription('sub_gone', 'store:gone', hour),
+        subscription('sub_remade', 'store:remade', hour), // made on the first store:remade
+        subscription('sub_skew', 'store:skew', 10 * hour - 1000), // a replica's clock a second behind
+      ])
+      .execute();
+    for (const id of ['sub_live', 'sub_gone', 'sub_remade']) {
+      await old.insertInto('webhook_events').values({ id: `evt_${id}`, account_id: 'acct_a', subscription_id: id, type: 'drift.detected', create_time: 0, payload: '{}' }).execute();
+      await old
+        .insertInto('webhook_deliveries')
+        .values({ id: `dlv_${id}`, account_id: 'acct_a', subscription_id: id, event_id: `evt_${id}`, state: 'pending', attempt_count: 1, next_attempt_time: 0, lease_owner: null, lease_expire_time: null, create_time: 0, update_time: 0 })
+        .execute();
+      await old.insertInto('webhook_attempts').values({ delivery_id: `dlv_${id}`, attempt: 1, time: 0, status_code: 500, error: '', latency_ms: 1 }).execute();
+      await old.insertInto('drift_states').values({ subscription_id: id, entity: 'store:x', axis: 'demand', state: 'ok', version: 1, update_time: 0 }).execute();
+    }
+    await raw.close();
+
+    const database = await openDatabase(fresh.url);
+    try {
+      const db = database.db as unknown as Kysely<any>;
+      const ids = async (table: string, column: string) => (await db.selectFrom(table).select(column).orderBy(column).execute()).map((r: Record<string, string>) => r[column]);
+      assert.deepEqual(await ids('subscriptions', 'id'), ['sub_live', 'sub_skew']);
+      assert.deepEqual(await ids('webhook_events', 'subscription_id'), ['sub_live']);
+      assert.deepEqual(await ids('webhook_deliveries', 'subscription_id'), ['sub_live']);
+      assert.deepEqual(await ids('webhook_attempts', 'delivery_id'), ['dlv_sub_live']);
+      assert.deepEqual(await ids('drift_states', 'subscription_id'), ['sub_live']);
     } finally {
       await database.close();
     }
