@@ -134,7 +134,8 @@ export class DepthQueries {
           h: q.horizon,
           t: q.thresholds ?? null,
           l: q.levels,
-          a: axes.map((a) => [a.axis, a.kind, a.nodes.map((n) => [n.entity, n.level, n.own, n.series.digest, n.leaves, n.bottom])]),
+          // the warnings too: an entity left out (no data) changes them, not the nodes
+          a: axes.map((a) => [a.axis, a.kind, a.nodes.map((n) => [n.entity, n.level, n.own, n.series.digest, n.leaves, n.bottom]), a.warnings]),
         }),
       )
       .digest('hex');

@@ -5,6 +5,8 @@
  * disagree by more than `DISAGREEMENT` a warning says so (reconciliation then makes it equal the
  * sum). Sums line up on the frequency grid: a leaf counts 0 before its first observation, and
  * the sum ends where the earliest-ending leaf ends (later times are not yet known for all).
+ * "Leaves" here are data-bearing: an entity with data whose descendants have none (children
+ * made but not yet fed) is a leaf, so its ancestors' sums still count it.
  */
 import type { AxisKind, AxisRecord } from '../entities/entity-store';
 import { formatTime } from '../clock';
@@ -24,7 +26,7 @@ export interface AxisNode {
   readonly series: LoadedSeries;
   /** True when `series` is the node's own data, false when it sums `leaves`. */
   readonly own: boolean;
-  /** Structural leaves: the data-bearing leaves beneath it (itself when it stands alone). */
+  /** The data-bearing leaves beneath it (itself when nothing beneath it has data). */
   readonly leaves: readonly string[];
   /** No other node of the axis lies beneath it. */
   readonly bottom: boolean;
@@ -97,30 +99,53 @@ export async function axisHierarchy(
   const inQuery = hierarchy.entities.filter((e) => hierarchy.level.get(e)! <= depth);
   const needed = [...new Set([...inQuery, ...inQuery.flatMap((e) => hierarchy.leaves.get(e)!)])];
   const inputs = new Map<string, LoadedSeries>();
-  await Promise.all(
-    needed.map(async (e) => {
-      const record = hierarchy.records.get(e)!;
-      const own = record.axes.find((a) => a.name === axisName);
-      if (!own) return;
-      if (own.kind !== axis.kind) {
-        // as for frequencies (`hierarchy-graph.ts`): a sum of counts and continuous values is neither
-        throw new ServiceError('failed_precondition', `depth: ${e} has axis ${axisName} of kind ${own.kind}, the hierarchy under ${hierarchy.root} has it as ${axis.kind}: every descendant must share it`, {
-          field: 'depth',
-          entity: e,
-        });
-      }
-      const series = await load.load(accountId, record, own, asOf);
-      if (series.nobs > 0) inputs.set(e, series);
-    }),
-  );
+  const loads = new Map<string, Promise<void>>();
+  const loadOwn = (e: string): Promise<void> => {
+    let done = loads.get(e);
+    if (!done) loads.set(e, (done = readOwn(e)));
+    return done;
+  };
+  const readOwn = async (e: string): Promise<void> => {
+    const record = hierarchy.records.get(e)!;
+    const own = record.axes.find((a) => a.name === axisName);
+    if (!own) return;
+    if (own.kind !== axis.kind) {
+      // as for frequencies (`hierarchy-graph.ts`): a sum of counts and continuous values is neither
+      throw new ServiceError('failed_precondition', `depth: ${e} has axis ${axisName} of kind ${own.kind}, the hierarchy under ${hierarchy.root} has it as ${axis.kind}: every descendant must share it`, {
+        field: 'depth',
+        entity: e,
+      });
+    }
+    const series = await load.load(accountId, record, own, asOf);
+    if (series.nobs > 0) inputs.set(e, series);
+  };
+  await Promise.all(needed.map(loadOwn));
+  // The data-bearing leaves beneath each entity: the leaves with data, and where nothing beneath
+  // an entity has data (children made but not yet fed), the entity itself when it has its own —
+  // so an ancestor's sum still counts it.
+  const sources = new Map<string, Promise<string[]>>();
+  const sourcesOf = (e: string): Promise<string[]> => {
+    let found = sources.get(e);
+    if (!found) {
+      found = (async () => {
+        const below = (await Promise.all((hierarchy.children.get(e) ?? []).map(sourcesOf))).flat();
+        if (below.length > 0) return [...new Set(below)].sort();
+        await loadOwn(e);
+        return inputs.has(e) ? [e] : [];
+      })();
+      sources.set(e, found);
+    }
+    return found;
+  };
+  const leavesOf = new Map(await Promise.all(inQuery.map(async (e) => [e, await sourcesOf(e)] as const)));
   const warnings: string[] = [];
   const sumEnds = new Map<string, string>();
   const nodes: { entity: string; level: number; series: LoadedSeries; own: boolean; leaves: string[] }[] = [];
   for (const e of inQuery) {
-    const dataLeaves = hierarchy.leaves.get(e)!.filter((l) => inputs.has(l));
+    const dataLeaves = leavesOf.get(e)!;
     const own = inputs.get(e);
-    const isLeaf = (hierarchy.children.get(e) ?? []).length === 0;
-    const sum = !isLeaf && dataLeaves.length > 0 ? sumSeries(hierarchy, axis, dataLeaves.map((l) => inputs.get(l)!)) : undefined;
+    const stands = dataLeaves.length === 1 && dataLeaves[0] === e; // its own data are its leaf
+    const sum = dataLeaves.length > 0 && !stands ? sumSeries(hierarchy, axis, dataLeaves.map((l) => inputs.get(l)!)) : undefined;
     if (sum && !own) {
       // the sum is known only while every leaf reports: say which leaves end it early
       const ends = dataLeaves.map((l) => ({ l, last: inputs.get(l)!.lastIndex }));
@@ -144,7 +169,7 @@ export async function axisHierarchy(
       if (e !== hierarchy.root) warnings.push(`${axisName}: ${e} has no observations and no leaf beneath it has any: left out`);
       continue;
     }
-    nodes.push({ entity: e, level: hierarchy.level.get(e)!, series, own: own !== undefined, leaves: dataLeaves.length > 0 ? dataLeaves : [e] });
+    nodes.push({ entity: e, level: hierarchy.level.get(e)!, series, own: own !== undefined, leaves: dataLeaves });
   }
   const members = new Set(nodes.map((n) => n.entity));
   const withBottom = nodes.map((n) => ({ ...n, bottom: !(hierarchy.children.get(n.entity) ?? []).some((c) => members.has(c) && hierarchy.level.get(c)! <= depth) }));

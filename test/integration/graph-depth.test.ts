@@ -240,6 +240,28 @@ test('a leaf whose data end so early that the sum beneath its parent is too shor
   }
 });
 
+test('an entity with data whose children have none still counts in its ancestors (coherent at every depth); the answer is not served stale from the cache, and reproduces', async () => {
+  await storesWithDays('region:fed', [['store:fa', 40], ['store:fb', 40]]);
+  const regionOf = async (protocol: 'rest' | 'grpc', depth: number) => {
+    const o = await ok(query(protocol, { entity: 'region:fed', depth, axes: ['units'] }));
+    const f = forecasts(o);
+    near(f.get('region:fed')!.means.units, f.get('store:fa')!.means.units + f.get('store:fb')!.means.units, `${protocol} depth ${depth}: region = stores`);
+    return o;
+  };
+  const before = await regionOf('rest', 2); // cached
+  await ok(rest(t, key, { method: 'POST', path: '/v1/entities', body: { entity: 'sku:unfed', frequency: 'P1D', axes: [{ name: 'units' }], parents: ['store:fa'] } }));
+  for (const protocol of ['rest', 'grpc'] as const) {
+    for (const depth of [1, 2]) {
+      const o = await regionOf(protocol, depth);
+      near(forecasts(o).get('region:fed')!.means.units, forecasts(before).get('region:fed')!.means.units, 'the empty child changes nothing');
+      const leftOut = 'units: sku:unfed has no observations and no leaf beneath it has any: left out';
+      assert.equal(o.data.forecast.warnings.includes(leftOut), depth === 2, `${protocol} depth ${depth}: ${JSON.stringify(o.data.forecast.warnings)}`);
+      const again = await ok(rest(t, key, { method: 'POST', path: '/v1/forensics/reproduce', body: { query_id: o.protocol === 'rest' ? o.data.query_id : o.data.queryId } }));
+      assert.equal(again.data.reproduced, true, JSON.stringify(again.data));
+    }
+  }
+});
+
 test('a descendant whose axis has another kind: 400 failed_precondition naming it, on both protocols', async () => {
   await ok(rest(t, key, { method: 'POST', path: '/v1/entities', body: { entity: 'region:kinds', frequency: 'P1D', axes: [{ name: 'units', kind: 'count' }] } }));
   await ok(rest(t, key, { method: 'POST', path: '/v1/entities', body: { entity: 'store:counts', frequency: 'P1D', axes: [{ name: 'units', kind: 'count' }], parents: ['region:kinds'] } }));
