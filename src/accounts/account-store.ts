@@ -9,6 +9,12 @@ import { prepared } from '../store/prepared';
 import type { AccountsTable, ApiKeysTable } from '../store/schema';
 
 /** A key row joined with its account's columns (the auth look-up). */
+/** How a key is written: the call's signal (not committed once aborted) and its creation time. */
+export interface KeyWrite {
+  readonly signal?: AbortSignal;
+  readonly createTime?: number;
+}
+
 type KeyWithAccountRow = Omit<ApiKeysTable, 'hash'> & Pick<AccountsTable, 'tier'> & { email: string | null; account_create_time: number };
 
 export interface AccountRow {
@@ -67,17 +73,22 @@ export class AccountStore {
     const account: AccountRow = { id: newId('acct', this.clock), email, tier, createTime: this.clock.now() };
     const columns = contact ? { contact_email: email } : { email };
     await trx.insertInto('accounts').values({ id: account.id, ...columns, tier, create_time: account.createTime }).execute();
-    const created = await this.insertKey(trx, account.id, scopes, null, 'default');
+    const created = await this.insertKey(trx, account.id, scopes, null, 'default', account.createTime);
     return { account, created };
   }
 
   /** Create a key for an account (not committed once `signal` aborted). */
-  async createKey(accountId: string, scopes: readonly Scope[], expireTime: number | null, name = '', signal?: AbortSignal): Promise<CreatedKey> {
-    if (!signal) return this.insertKey(this.database.db, accountId, scopes, expireTime, name);
-    return this.database.transaction((trx) => this.insertKey(trx, accountId, scopes, expireTime, name), { signal });
+  /**
+   * Create a key. `at.createTime` (default now) is the time it is stamped with: a caller that
+   * derived `expireTime` from its own clock reading passes that reading, so a lifetime is exact.
+   */
+  async createKey(accountId: string, scopes: readonly Scope[], expireTime: number | null, name = '', at: KeyWrite = {}): Promise<CreatedKey> {
+    const createTime = at.createTime ?? this.clock.now();
+    if (!at.signal) return this.insertKey(this.database.db, accountId, scopes, expireTime, name, createTime);
+    return this.database.transaction((trx) => this.insertKey(trx, accountId, scopes, expireTime, name, createTime), { signal: at.signal });
   }
 
-  private async insertKey(q: Queryable, accountId: string, scopes: readonly Scope[], expireTime: number | null, name: string): Promise<CreatedKey> {
+  private async insertKey(q: Queryable, accountId: string, scopes: readonly Scope[], expireTime: number | null, name: string, createTime: number): Promise<CreatedKey> {
     const apiKey = generateApiKey();
     const key: KeyRow = {
       id: newId('key', this.clock),
@@ -85,7 +96,7 @@ export class AccountStore {
       prefix: apiKey.slice(0, DISPLAY_PREFIX_LENGTH),
       scopes: [...scopes],
       name,
-      createTime: this.clock.now(),
+      createTime,
       expireTime,
       revokeTime: null,
     };
@@ -160,7 +171,7 @@ export class AccountStore {
     keyId: string,
     oldExpireTime: number,
     newExpireTime?: number,
-    signal?: AbortSignal,
+    at: KeyWrite = {},
   ): Promise<{ created: CreatedKey; previous: KeyRow } | undefined> {
     return this.database.transaction(async (trx) => {
       const row = await trx.selectFrom('api_keys').selectAll().where('account_id', '=', accountId).where('id', '=', keyId).executeTakeFirst();
@@ -168,9 +179,9 @@ export class AccountStore {
       const old = toKeyRow(row);
       const expire = old.expireTime === null ? oldExpireTime : Math.min(old.expireTime, oldExpireTime);
       await trx.updateTable('api_keys').set({ expire_time: expire }).where('account_id', '=', accountId).where('id', '=', keyId).execute();
-      const created = await this.insertKey(trx, accountId, old.scopes, newExpireTime ?? old.expireTime, old.name);
+      const created = await this.insertKey(trx, accountId, old.scopes, newExpireTime ?? old.expireTime, old.name, at.createTime ?? this.clock.now());
       return { created, previous: { ...old, expireTime: expire } };
-    }, { signal });
+    }, { signal: at.signal });
   }
 
   /**

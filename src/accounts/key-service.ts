@@ -58,7 +58,7 @@ export function keyService(deps: { accounts: AccountStore; cursors: CursorCodec 
         if (req.name.length > 100) throw invalidArgument('name', 'at most 100 characters');
         const life = seconds(req.expiresInSeconds, 'expires_in_seconds', MAX_LIFETIME_S);
         const now = ctx.clock.now();
-        const created = await accounts.createKey(accountId, scopes, life === 0 ? null : now + life * 1000, req.name, ctx.signal);
+        const created = await accounts.createKey(accountId, scopes, life === 0 ? null : now + life * 1000, req.name, { signal: ctx.signal, createTime: now });
         return { key: toApiKey(created.key, now), apiKey: created.apiKey };
       },
     },
@@ -83,7 +83,7 @@ export function keyService(deps: { accounts: AccountStore; cursors: CursorCodec 
         if (toApiKey(key, now).state !== 'active') throw invalidArgument('key_id', `key ${key.id} is ${toApiKey(key, now).state}: only an active key can be rotated`);
         const grace = seconds(req.gracePeriodSeconds, 'grace_period_seconds', MAX_GRACE_S) || DEFAULT_GRACE_S;
         const life = seconds(req.expiresInSeconds, 'expires_in_seconds', MAX_LIFETIME_S);
-        const rotated = await accounts.rotateKey(accountId, key.id, now + grace * 1000, life === 0 ? undefined : now + life * 1000, ctx.signal);
+        const rotated = await accounts.rotateKey(accountId, key.id, now + grace * 1000, life === 0 ? undefined : now + life * 1000, { signal: ctx.signal, createTime: now });
         if (!rotated) throw new NotFoundError('key', key.id);
         return { key: toApiKey(rotated.created.key, now), apiKey: rotated.created.apiKey, previous: toApiKey(rotated.previous, now) };
       },

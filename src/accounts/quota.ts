@@ -5,7 +5,7 @@
  * replicas sharing PostgreSQL. No read-then-write.
  */
 import { sql } from 'kysely';
-import type { Clock } from '../clock';
+import { formatTime, type Clock } from '../clock';
 import type { Interceptor } from '../rpc/pipeline';
 import { ServiceError } from '../rpc/errors';
 import type { Database } from '../store/database';
@@ -153,8 +153,8 @@ export function quotaInterceptor(usage: UsageStore, clock: Clock, options: Quota
       const retryAfter = Math.max(1, Math.ceil((month.end - now) / 1000));
       throw new ServiceError(
         'quota_exceeded',
-        `monthly quota of ${limit} requests for the ${principal.tier} tier is used up; it resets at ${new Date(month.end).toISOString()}`,
-        { limit, reset_time: new Date(month.end).toISOString() },
+        `monthly quota of ${limit} requests for the ${principal.tier} tier is used up; it resets at ${formatTime(month.end)}`,
+        { limit, reset_time: formatTime(month.end) },
         { 'retry-after': String(retryAfter), ...rateLimitHeaders(principal.tier, limit ?? 0, now) },
       );
     }

@@ -230,11 +230,12 @@ async function keysCommand(sub: string | undefined, args: ParsedArgs, env: NodeJ
     const scopes: Scope[] = scopesText ? scopesText.split(',').map((s) => s.trim()).filter(Boolean) as Scope[] : [...DEFAULT_SCOPES];
     for (const s of scopes) if (!isScope(s)) throw new UsageError(`unknown scope ${s}; scopes are ${SCOPES.join(', ')}`);
     const days = optionValue(args, 'expires-in-days');
-    const expireTime = days === undefined ? null : systemClock.now() + Number(days) * 86_400_000;
+    const now = systemClock.now();
+    const expireTime = days === undefined ? null : now + Number(days) * 86_400_000;
     if (days !== undefined && !(Number(days) > 0)) throw new UsageError('--expires-in-days must be a positive number');
     const created = await withAccounts(env, async (s) => {
       if (!(await s.getAccount(account))) throw new Error(`no account ${account}`);
-      return s.createKey(account, scopes, expireTime, optionValue(args, 'name') ?? '');
+      return s.createKey(account, scopes, expireTime, optionValue(args, 'name') ?? '', { createTime: now });
     });
     if (args.options.get('json')) {
       process.stdout.write(JSON.stringify({ account_id: account, key_id: created.key.id, api_key: created.apiKey, scopes }) + '\n');

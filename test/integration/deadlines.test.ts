@@ -59,6 +59,20 @@ describe('the server process (a child process)', () => {
     assert.deepEqual(server.errorLogs(), []);
   });
 
+  test('a malformed Grpc-Timeout on REST is 400 naming the header (not silently no deadline), and writes nothing', async () => {
+    const obs = { axis: 'demand', time: '2026-02-01T00:00:00Z', value: 1 };
+    for (const value of ['abc', '10', '5s', '123456789S', '-1S', '1.5S', '10 S']) {
+      const r = await restCall('POST', '/v1/entities/store:d/observations', { 'grpc-timeout': value }, { observations: [obs] });
+      assert.equal(r.status, 400, `${value}: ${r.status} ${r.message}`);
+      assert.equal(r.code, 'invalid_argument');
+      assert.match(r.message, /^Grpc-Timeout: expected 1 to 8 digits and a unit/);
+    }
+    const list = await restCall('GET', '/v1/entities/store:d/observations?axis=demand');
+    assert.equal(list.code, 'ok', list.message);
+    assert.ok(!list.data.observations.some((o: { time: string }) => o.time === obs.time));
+    assert.equal((await restCall('GET', '/v1/entities/store:d', { 'grpc-timeout': '30S' })).code, 'ok');
+  });
+
   test('an ingest whose deadline has passed is refused with 504 and stores nothing (both protocols)', async () => {
     const obs = { axis: 'demand', time: '2026-01-01T00:00:00Z', value: 1 };
     const r = await restCall('POST', '/v1/entities/store:d/observations', { 'grpc-timeout': '0S' }, { observations: [obs] });

@@ -52,6 +52,27 @@ function list(p: Protocol, key: string, pageSize: number, cursor: string): Promi
 }
 
 describe.each(PROTOCOLS)('%s', (p) => {
+  test('a lifetime is exact: expire_time = create_time + expires_in_seconds, on create and rotate, however the clock moves between readings', async () => {
+    const a = await admin();
+    const frozen = clock.now.bind(clock);
+    let ticks = 0;
+    clock.now = () => frozen() + ticks++; // every reading 1 ms later than the one before
+    try {
+      const times = (o: Outcome) => {
+        assert.equal(o.code, 'ok', o.message);
+        const k = o.data.key;
+        return [Date.parse(p === 'rest' ? k.create_time : k.createTime), Date.parse(p === 'rest' ? k.expire_time : k.expireTime)];
+      };
+      const made = await create(p, a, { expires_in_seconds: 3600 });
+      const [created, expires] = times(made);
+      assert.equal(expires - created, 3600_000);
+      const [rotated, rotatedExpires] = times(await rotate(p, a, keyOf(made).id, { expires_in_seconds: 7200 }));
+      assert.equal(rotatedExpires - rotated, 7200_000);
+    } finally {
+      clock.now = frozen;
+    }
+  });
+
   test('create: the secret once, scopes, expiry; the key works until it expires; bad scopes are 400', async () => {
     const a = await admin();
     const r = await create(p, a, { scopes: ['forecast:read'], name: 'ci', expires_in_seconds: 3600 });

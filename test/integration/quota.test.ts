@@ -43,6 +43,9 @@ test('Free tier: of 300 concurrent mixed REST/gRPC requests exactly 100 succeed,
     assert.equal(o.status, o.protocol === 'rest' ? 429 : 8);
     assert.equal(o.headers['retry-after'], String(secondsToDecember), `${o.protocol} retry-after`);
     assert.equal(o.headers['ratelimit'], `"monthly";r=0;t=${secondsToDecember}`);
+    // the reset time written as every timestamp of the API is (GetAccount's reset_time alike)
+    if (o.protocol === 'rest') assert.equal(o.data.details.reset_time, '2026-12-01T00:00:00Z');
+    assert.match(o.message, /it resets at 2026-12-01T00:00:00Z$/);
   }
   assert.ok(limited.some((o) => o.protocol === 'grpc') && limited.some((o) => o.protocol === 'rest'));
   // the remaining counts in the successes are a permutation of 99..0: each call counted once

@@ -65,6 +65,12 @@ export function apiMiddleware(pipeline: Pipeline, routes: RouteTable, options: G
         allow: allowed.join(', '),
       });
     }
+    const timeout = req.headers['grpc-timeout'];
+    if (timeout !== undefined && parseGrpcTimeout(timeout) === undefined) {
+      // a misspelt deadline must not silently mean none
+      const shown = JSON.stringify(String(timeout).slice(0, 40));
+      return sendError(res, new ServiceError('invalid_argument', `Grpc-Timeout: expected 1 to 8 digits and a unit (H, M, S, m, u or n), e.g. 30S or 500m, got ${shown}`, { field: 'Grpc-Timeout' }), callHeaders(options.clock));
+    }
     const query = new URLSearchParams(q === -1 ? '' : url.slice(q + 1));
     serve(pipeline, match.route, match.vars, query, options, req, res).catch((err) => fail(res, err));
   };
