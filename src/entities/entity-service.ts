@@ -1,5 +1,5 @@
 /** EntityService: entities, relations, observations. Written once, served over gRPC and REST. */
-import type { Entity } from '../../gen/forecast/v1/entity.pb';
+import type { Entity, Observation } from '../../gen/forecast/v1/entity.pb';
 import { EntityServiceService } from '../../gen/forecast/v1/entity_service.pb';
 import { formatTime } from '../clock';
 import { accountOf, type CallContext } from '../rpc/context';
@@ -15,12 +15,22 @@ import {
   checkRows,
   MAX_OBSERVATIONS_PER_REQUEST,
   MAX_OBSERVATIONS_PER_STREAM,
+  sameRowContext,
   type RowContext,
 } from './entity-validation';
 import { checkFrequency, defaultSeasonLength, parseTime } from './frequency';
-import type { IngestBatch, ObservationStore } from './observation-store';
+import type { IngestBatch, IngestGuard, ObservationStore } from './observation-store';
 import { CONTAINS, relationEndpoints } from '../graph/relation-endpoints';
 import type { RelationStore } from '../graph/relation-store';
+
+/** An ingest message as checked before its transaction: what `ingestGuard` checks again. */
+interface CheckedMessage {
+  readonly entity: string;
+  readonly observations: readonly Observation[];
+  /** How the request names its rows (`messages[2].observations`). */
+  readonly field: string;
+  readonly checked: RowContext;
+}
 
 export interface EntityServiceDeps {
   readonly entities: EntityStore;
@@ -74,6 +84,23 @@ export function entityService(deps: EntityServiceDeps): ServiceBinding {
     axes: new Map(e.axes.map((a) => [a.name, a.kind])),
   });
 
+  /**
+   * The ingest's check inside its transaction: every entity written is locked (a delete, or a
+   * change of its frequency or an axis kind, waits for the commit or is seen here), and rows
+   * checked against a definition that changed meanwhile are checked again against the new one.
+   */
+  const ingestGuard =
+    (accountId: string, messages: readonly CheckedMessage[], missing: (m: CheckedMessage) => Error): IngestGuard =>
+    async (trx) => {
+      const locked = await entities.lock(trx, accountId, messages.map((m) => m.entity), 'share');
+      for (const m of messages) {
+        const record = locked.get(m.entity);
+        if (!record) throw missing(m);
+        const now = rowContext(record);
+        if (!sameRowContext(m.checked, now)) checkRows(m.observations, now, m.field, new Map(), m.entity);
+      }
+    };
+
   return bindService(EntityServiceService, {
     createEntity: {
       access: 'data:write',
@@ -90,7 +117,7 @@ export function entityService(deps: EntityServiceDeps): ServiceBinding {
         const now = ctx.clock.now();
         await entities.database.transaction(async (trx) => {
           if (parents.length > 0) await relations.lockKind(trx, accountId, CONTAINS);
-          const existing = await entities.get(accountId, entity, trx);
+          const existing = (await entities.lock(trx, accountId, [entity], 'update')).get(entity);
           if (!existing && !frequency) throw invalidArgument('frequency', 'is required when creating an entity');
           const freq = frequency ?? existing!.frequency;
           if (existing && freq !== existing.frequency && (await entities.hasObservations(trx, accountId, entity))) {
@@ -102,7 +129,7 @@ export function entityService(deps: EntityServiceDeps): ServiceBinding {
               throw new ServiceError('failed_precondition', `axes[${i}].kind: cannot change axis ${a.name} from ${old.kind} to ${a.kind}: it has observations`, { field: `axes[${i}].kind` });
             }
           }
-          const found = await entities.existing(trx, accountId, parents);
+          const found = await entities.lock(trx, accountId, parents, 'share');
           for (const [i, p] of parents.entries()) {
             if (!found.has(p)) throw invalidArgument(`parents[${i}]`, `entity ${p} does not exist`);
             if (await relations.reaches(trx, accountId, entity, p, CONTAINS)) {
@@ -163,7 +190,8 @@ export function entityService(deps: EntityServiceDeps): ServiceBinding {
         }
         const record = await mustGet(accountId, entity);
         const rows = checkRows(req.observations, rowContext(record), 'observations', new Map(), entity);
-        const result = await observations.ingest(accountId, [{ entity, field: 'observations', rows }], ctx.clock.now(), ctx.signal);
+        const guard = ingestGuard(accountId, [{ entity, observations: req.observations, field: 'observations', checked: rowContext(record) }], () => new NotFoundError('entity', entity));
+        const result = await observations.ingest(accountId, [{ entity, field: 'observations', rows }], ctx.clock.now(), ctx.signal, guard);
         return { entity, revision: String(result.revision), accepted: result.accepted, corrections: result.corrections };
       },
     },
@@ -175,6 +203,7 @@ export function entityService(deps: EntityServiceDeps): ServiceBinding {
         const known = new Map<string, RowContext>();
         const seen = new Map<string, string>();
         const batches: IngestBatch[] = [];
+        const checked: CheckedMessage[] = [];
         let total = 0;
         let messages = 0;
         for await (const req of requests) {
@@ -194,9 +223,11 @@ export function entityService(deps: EntityServiceDeps): ServiceBinding {
             known.set(entity, rc);
           }
           batches.push({ entity, field: `${at}.observations`, rows: checkRows(req.observations, rc, `${at}.observations`, seen, entity) });
+          checked.push({ entity, observations: req.observations, field: `${at}.observations`, checked: rc });
         }
         if (messages === 0) throw invalidArgument('messages', 'the stream carried no request');
-        const result = await observations.ingest(accountId, batches, ctx.clock.now(), ctx.signal);
+        const guard = ingestGuard(accountId, checked, (m) => invalidArgument(`${m.field.slice(0, -'.observations'.length)}.entity`, `entity ${m.entity} does not exist`));
+        const result = await observations.ingest(accountId, batches, ctx.clock.now(), ctx.signal, guard);
         return { revision: String(result.revision), accepted: result.accepted, corrections: result.corrections, messages };
       },
     },

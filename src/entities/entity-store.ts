@@ -175,6 +175,25 @@ export class EntityStore {
     return (await query.limit(1).executeTakeFirst()) !== undefined;
   }
 
+  /**
+   * Read `names` (those that exist) inside the write transaction `trx`, locking their rows until
+   * it ends, so what the caller checks against them cannot change or vanish before it commits:
+   * `share` for writes that depend on an entity (ingest, a relation, a subscription), `update`
+   * for writes that change or delete it. PostgreSQL: `FOR SHARE` / `FOR UPDATE`, rows locked in
+   * name order (no deadlock between two such reads). SQLite: a plain read, since every write
+   * transaction already holds the one write lock from its start (`BEGIN IMMEDIATE`).
+   */
+  async lock(trx: Queryable, accountId: string, names: readonly string[], mode: 'share' | 'update'): Promise<Map<string, EntityRecord>> {
+    const sorted = [...new Set(names)].sort();
+    const out = new Map<string, EntityRecord>();
+    for (let i = 0; i < sorted.length; i += 500) {
+      let query = trx.selectFrom('entities').selectAll().where('account_id', '=', accountId).where('entity', 'in', sorted.slice(i, i + 500)).orderBy('entity');
+      if (this.database.dialect === 'postgres') query = mode === 'update' ? query.forUpdate() : query.forShare();
+      for (const record of await this.hydrate(trx, accountId, await query.execute())) out.set(record.entity, record);
+    }
+    return out;
+  }
+
   /** Which of `entities` exist for the account. */
   async existing(q: Queryable, accountId: string, entities: readonly string[]): Promise<Set<string>> {
     if (entities.length === 0) return new Set();
@@ -188,6 +207,8 @@ export class EntityStore {
    */
   async delete(accountId: string, entity: string, signal?: AbortSignal): Promise<boolean> {
     return this.database.transaction(async (trx) => {
+      // locked first: a write that depends on the entity (holding it `share`) commits before, or sees it gone
+      if (!(await this.lock(trx, accountId, [entity], 'update')).has(entity)) return false;
       await trx.deleteFrom('observations').where('account_id', '=', accountId).where('entity', '=', entity).execute();
       await trx.deleteFrom('axes').where('account_id', '=', accountId).where('entity', '=', entity).execute();
       await trx

@@ -48,6 +48,13 @@ export interface RowContext {
   readonly axes: ReadonlyMap<string, AxisKind>;
 }
 
+/** True when rows checked against `a` need no second look under `b`. */
+export function sameRowContext(a: RowContext, b: RowContext): boolean {
+  if (a.frequency !== b.frequency || a.axes.size !== b.axes.size) return false;
+  for (const [name, kind] of a.axes) if (b.axes.get(name) !== kind) return false;
+  return true;
+}
+
 /**
  * Check observation rows of one entity and convert them; `field` prefixes the names
  * (`observations` → `observations[3].time`). `seen` spans a whole request or stream so

@@ -35,6 +35,13 @@ export interface IngestBatch {
   readonly rows: readonly { readonly axis: string; readonly time: number; readonly value: number }[];
 }
 
+/**
+ * Run first inside an ingest's transaction: locks and checks again what the rows were validated
+ * against (the entities, their frequency and axis kinds), so nothing the checks relied on changes
+ * before the commit; throws to refuse the ingest.
+ */
+export type IngestGuard = (trx: Queryable) => Promise<void>;
+
 export interface IngestResult {
   readonly revision: number;
   readonly accepted: number;
@@ -90,7 +97,7 @@ export class ObservationStore {
    * `signal` aborted). An axis that would span more than `MAX_AXIS_SPAN_STEPS` with its stored
    * observations is refused with 400 naming the row that stretches it.
    */
-  async ingest(accountId: string, batches: readonly IngestBatch[], now: number, signal?: AbortSignal): Promise<IngestResult> {
+  async ingest(accountId: string, batches: readonly IngestBatch[], now: number, signal?: AbortSignal, guard?: IngestGuard): Promise<IngestResult> {
     const accepted = batches.reduce((n, b) => n + b.rows.length, 0);
     const ranges = axisRanges(batches);
     // Concurrent ingests of one account take their revisions in commit order: the counter's
@@ -99,6 +106,7 @@ export class ObservationStore {
     // an earlier revision later. In this process they queue before taking a connection (`KeyedMutex`).
     return this.accountWrites.run(accountId, () =>
       this.database.transaction(async (trx) => {
+        await guard?.(trx);
         const { data_revision: revision } = await trx
           .updateTable('accounts')
           .set((eb) => ({ data_revision: eb('data_revision', '+', 1) }))

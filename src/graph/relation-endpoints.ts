@@ -56,7 +56,8 @@ export function relationEndpoints(deps: RelationEndpointDeps): Pick<ServiceImpl<
           // reads, so its reads cannot go stale (a checkpoint that restarts the WAL between a read
           // and the first write fails that write with SQLITE_BUSY). The checks below roll it back.
           const added = await relations.add(trx, accountId, parent, child, kind, ctx.clock.now());
-          const found = await entities.existing(trx, accountId, [parent, child]);
+          // locked: neither can be deleted before this commits (a delete then removes the edge too)
+          const found = await entities.lock(trx, accountId, [parent, child], 'share');
           if (!found.has(parent)) throw invalidArgument('parent', `entity ${parent} does not exist`);
           if (!found.has(child)) throw invalidArgument('child', `entity ${child} does not exist`);
           // The new edge runs parent → child, so it cannot itself make child reach parent.

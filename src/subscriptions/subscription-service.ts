@@ -94,6 +94,8 @@ export function subscriptionService(deps: SubscriptionServiceDeps): ServiceBindi
         const secret = newWebhookSecret();
         const now = ctx.clock.now();
         const created = await subscriptions.database.transaction(async (trx) => {
+          // locked: the entity cannot be deleted before this commits (its delete then takes this subscription along)
+          if (!(await entities.lock(trx, accountId, [entity], 'share')).has(entity)) throw invalidArgument('entity', `entity ${entity} does not exist`);
           const id = newId('sub', ctx.clock);
           const made = await subscriptions.create(trx, accountId, { id, entity, axes, includeDescendants: req.includeDescendants, url, events, level }, secret, now);
           if ((await subscriptions.count(trx, accountId)) > MAX_SUBSCRIPTIONS) {

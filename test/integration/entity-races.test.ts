@@ -1,0 +1,118 @@
+/**
+ * Writes racing a DeleteEntity, or a change of what they were checked against, on both
+ * databases (found by QA across PostgreSQL replicas; one process's concurrent calls race the
+ * same way): every write that depends on an entity locks it inside its transaction, so it
+ * commits before the delete (which then removes what it wrote) or sees the entity gone. Checked
+ * over many rounds of two calls sent at once: no relation, observation or subscription outlives
+ * its entity (a re-made entity starts empty), no count axis holds a fraction, and no race
+ * answers 500; a query that loses the race is a 404.
+ */
+import { afterAll, beforeAll, test } from '@jest/globals';
+import assert from 'node:assert/strict';
+import { rest, type Outcome } from '../helpers/dual';
+import { testResolver } from '../helpers/resolver';
+import { startTestService, type TestService } from '../helpers/service';
+
+const ROUNDS = 24;
+const dns = testResolver({ 'hooks.example.com': ['93.184.216.34'] });
+let t: TestService;
+let key: string;
+
+beforeAll(async () => {
+  t = await startTestService({ webhookResolver: dns.resolve });
+  key = (await t.account('enterprise')).key;
+});
+afterAll(() => t.close());
+
+const call = (method: string, path: string, body?: unknown) => rest(t, key, { method, path, body });
+
+async function ok(o: Promise<Outcome>): Promise<Outcome> {
+  const r = await o;
+  assert.equal(r.code, 'ok', `${r.status} ${r.message}`);
+  return r;
+}
+
+const entity = (name: string, kind = 'continuous') => ok(call('POST', '/v1/entities', { entity: name, frequency: 'P1D', axes: [{ name: 'units', kind }] }));
+const days = (n: number, value: (i: number) => number) =>
+  Array.from({ length: n }, (_, i) => ({ axis: 'units', time: new Date(Date.UTC(2025, 0, 1 + i)).toISOString(), value: value(i) }));
+
+/** Both calls at once, after the same tick; answers in order. */
+const race = (a: () => Promise<Outcome>, b: () => Promise<Outcome>) => Promise.all([a(), b()]);
+
+function allowed(o: Outcome, codes: readonly string[], what: string): void {
+  assert.ok(codes.includes(o.code), `${what}: ${o.status} ${o.code} ${o.message}`);
+}
+
+test('CreateRelation racing DeleteEntity of its child: never a relation to a deleted entity', async () => {
+  for (let i = 0; i < ROUNDS; i++) {
+    await entity(`region:r${i}`);
+    await entity(`store:c${i}`);
+    const [relation, deleted] = await race(
+      () => call('POST', '/v1/relations', { parent: `region:r${i}`, child: `store:c${i}` }),
+      () => call('DELETE', `/v1/entities/store:c${i}`),
+    );
+    allowed(relation, ['ok', 'invalid_argument'], 'relation');
+    assert.equal(deleted.code, 'ok', deleted.message);
+    const listed = await ok(call('GET', `/v1/relations?parent=region:r${i}`));
+    assert.deepEqual(listed.data.relations, [], `round ${i}: ${JSON.stringify(listed.data.relations)}`);
+  }
+});
+
+test('IngestObservations racing DeleteEntity: 200 or 404, never 500, and the entity made again starts empty', async () => {
+  for (let i = 0; i < ROUNDS; i++) {
+    await entity(`sku:d${i}`);
+    const [ingest, deleted] = await race(
+      () => call('POST', `/v1/entities/sku:d${i}/observations`, { observations: days(400, (d) => d) }),
+      () => call('DELETE', `/v1/entities/sku:d${i}`),
+    );
+    allowed(ingest, ['ok', 'not_found'], 'ingest');
+    assert.equal(deleted.code, 'ok', deleted.message);
+    await entity(`sku:d${i}`);
+    const listed = await ok(call('GET', `/v1/entities/sku:d${i}/observations`));
+    assert.deepEqual(listed.data.observations, [], `round ${i}: the deleted entity's rows came back`);
+  }
+});
+
+test('IngestObservations of fractions racing a change of the axis to count: a count axis never holds a fraction', async () => {
+  for (let i = 0; i < ROUNDS; i++) {
+    await entity(`sku:k${i}`);
+    const [ingest, change] = await race(
+      () => call('POST', `/v1/entities/sku:k${i}/observations`, { observations: days(400, (d) => d + 0.25) }),
+      () => call('POST', '/v1/entities', { entity: `sku:k${i}`, axes: [{ name: 'units', kind: 'count' }] }),
+    );
+    allowed(ingest, ['ok', 'invalid_argument'], 'ingest');
+    allowed(change, ['ok', 'failed_precondition'], 'kind change');
+    assert.ok(!(ingest.code === 'ok' && change.code === 'ok'), `round ${i}: both the fractions and the change to count were accepted`);
+    const got = await ok(call('GET', `/v1/entities/sku:k${i}`));
+    const listed = await ok(call('GET', `/v1/entities/sku:k${i}/observations?page_size=1`));
+    if (got.data.axes[0].kind === 'count') assert.deepEqual(listed.data.observations, [], `round ${i}`);
+  }
+});
+
+test('CreateSubscription racing DeleteEntity: the entity made again has no subscriber', async () => {
+  for (let i = 0; i < ROUNDS; i++) {
+    await entity(`store:s${i}`);
+    const [subscription, deleted] = await race(
+      () => call('POST', '/v1/subscriptions', { entity: `store:s${i}`, url: 'https://hooks.example.com/forecast' }),
+      () => call('DELETE', `/v1/entities/store:s${i}`),
+    );
+    allowed(subscription, ['ok', 'invalid_argument'], 'subscription');
+    assert.equal(deleted.code, 'ok', deleted.message);
+    await entity(`store:s${i}`);
+    const listed = await ok(call('GET', `/v1/subscriptions?entity=store:s${i}`));
+    assert.deepEqual(listed.data.subscriptions, [], `round ${i}`);
+  }
+});
+
+test('a query racing DeleteEntity: its forecast or 404, never 422 for the data the delete removed', async () => {
+  for (let i = 0; i < ROUNDS; i++) {
+    await entity(`store:q${i}`);
+    await ok(call('POST', `/v1/entities/store:q${i}/observations`, { observations: days(60, (d) => 10 + (d % 7)) }));
+    const [query, deleted] = await race(
+      () => call('POST', '/v1/oracle/query', { entity: `store:q${i}` }),
+      () => call('DELETE', `/v1/entities/store:q${i}`),
+    );
+    allowed(query, ['ok', 'not_found'], `round ${i}: query`);
+    assert.equal(deleted.code, 'ok', deleted.message);
+  }
+});
