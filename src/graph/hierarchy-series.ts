@@ -2,8 +2,8 @@
  * The series each node of a depth query is forecast from, per axis: its own observations when
  * it has any, else the sum of the leaves beneath it that have some ("an entity with no own data
  * is forecast from its descendants"). A node with both is checked against its leaves: when they
- * disagree by more than `DISAGREEMENT` a warning says so (reconciliation then makes it equal the
- * sum). Sums line up on the frequency grid: a leaf counts 0 before its first observation, and
+ * disagree by more than `DISAGREEMENT` (or do not overlap) it is forecast from the sum, with a
+ * warning. Sums line up on the frequency grid: a leaf counts 0 before its first observation, and
  * the sum ends where the earliest-ending leaf ends (later times are not yet known for all).
  * "Leaves" here are data-bearing: an entity with data whose descendants have none (children
  * made but not yet fed) is a leaf, so its ancestors' sums still count it.
@@ -146,7 +146,19 @@ export async function axisHierarchy(
     const own = inputs.get(e);
     const stands = dataLeaves.length === 1 && dataLeaves[0] === e; // its own data are its leaf
     const sum = dataLeaves.length > 0 && !stands ? sumSeries(hierarchy, axis, dataLeaves.map((l) => inputs.get(l)!)) : undefined;
-    if (sum && !own) {
+    // Own data serve when they agree with the leaves' sum (where both exist): the answer must
+    // equal that sum, and a base forecast from data of another scale or scope (a parent reported
+    // in thousands, or counting stores not in the graph) would drag the leaves to fit it instead.
+    let useOwn = own !== undefined;
+    if (own && sum) {
+      const d = disagreement(own, sum);
+      if (!d || d.gap > DISAGREEMENT) {
+        useOwn = false;
+        const how = d ? `differ from the sum of its ${dataLeaves.length} leaves by up to ${(100 * d.gap).toPrecision(3)}% (at ${formatTime(timeOf(root.frequency, d.index))})` : `do not overlap the sum of its ${dataLeaves.length} leaves`;
+        warnings.push(`${axisName}: ${e}'s own data ${how}; it is forecast from that sum`);
+      }
+    }
+    if (sum && !useOwn) {
       // the sum is known only while every leaf reports: say which leaves end it early
       const ends = dataLeaves.map((l) => ({ l, last: inputs.get(l)!.lastIndex }));
       const latest = Math.max(...ends.map((x) => x.last));
@@ -157,19 +169,12 @@ export async function axisHierarchy(
         warnings.push(`${axisName}: ${sumEnds.get(e)}`);
       }
     }
-    if (own && sum) {
-      const d = disagreement(own, sum);
-      if (d && d.gap > DISAGREEMENT) {
-        const when = formatTime(timeOf(root.frequency, d.index));
-        warnings.push(`${axisName}: ${e}'s own data differ from the sum of its ${dataLeaves.length} leaves by up to ${(100 * d.gap).toPrecision(3)}% (at ${when}); reconciled to the sum`);
-      }
-    }
-    const series = own ?? sum;
+    const series = useOwn ? own : sum;
     if (!series) {
       if (e !== hierarchy.root) warnings.push(`${axisName}: ${e} has no observations and no leaf beneath it has any: left out`);
       continue;
     }
-    nodes.push({ entity: e, level: hierarchy.level.get(e)!, series, own: own !== undefined, leaves: dataLeaves });
+    nodes.push({ entity: e, level: hierarchy.level.get(e)!, series, own: useOwn, leaves: dataLeaves });
   }
   const members = new Set(nodes.map((n) => n.entity));
   const withBottom = nodes.map((n) => ({ ...n, bottom: !(hierarchy.children.get(n.entity) ?? []).some((c) => members.has(c) && hierarchy.level.get(c)! <= depth) }));

@@ -81,8 +81,8 @@ for (const protocol of ['rest', 'grpc'] as const) {
 }
 
 test('a depth-2 query with the default method (mint_shrink), a root with data of its own and a node without, reproduces bit for bit on both protocols', async () => {
-  // hq:h (own data) contains shop:1 (none) and sku:r; shop:1 contains sku:p and sku:q
-  await dailyEntity(t, key, 'hq:h', (i) => 4 * weekly(i) + 20);
+  // hq:h (own data, agreeing with its leaves' sum, so they are used) contains shop:1 (none) and sku:r; shop:1 contains sku:p and sku:q
+  await dailyEntity(t, key, 'hq:h', (i) => weekly(i) + 3 + 1.5 * weekly(i) + weekly(i) + (i % 3));
   for (const [name, f] of [['sku:p', (i: number) => weekly(i) + 3], ['sku:q', (i: number) => 1.5 * weekly(i)], ['sku:r', (i: number) => weekly(i) + (i % 3)]] as const) await dailyEntity(t, key, name, f);
   assert.equal((await rest(t, key, { method: 'POST', path: '/v1/entities', body: { entity: 'shop:1', frequency: 'P1D', axes: [{ name: 'demand' }] } })).code, 'ok');
   for (const [parent, child] of [['hq:h', 'shop:1'], ['hq:h', 'sku:r'], ['shop:1', 'sku:p'], ['shop:1', 'sku:q']]) {

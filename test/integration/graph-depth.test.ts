@@ -190,16 +190,30 @@ test('the fit cache is shared with depth-0 queries, and the query manifest holds
   assert.deepEqual(again.data.descendants, o.data.descendants);
 });
 
-test('own data are checked against the leaves: a warning when they disagree', async () => {
-  await ok(rest(t, key, { method: 'POST', path: '/v1/entities', body: { entity: 'store:own', frequency: 'P1D', axes: [{ name: 'revenue' }], parents: [] } }));
-  for (const s of ['sku:a1', 'sku:a2']) await ok(rest(t, key, { method: 'POST', path: '/v1/relations', body: { parent: 'store:own', child: s } }));
+test('own data are checked against the leaves: when they disagree the node is forecast from the sum (warned), and the leaves keep their own forecasts', async () => {
+  // the leaves alone, as a depth-0 query forecasts each
+  const alone = new Map<string, number>();
+  for (const s of ['sku:a1', 'sku:a2']) alone.set(s, forecasts(await ok(query('rest', { entity: s, axes: ['revenue'] }))).get(s)!.means.revenue);
   const leaves = await Promise.all(['sku:a1', 'sku:a2'].map((s) => rest(t, key, { method: 'GET', path: `/v1/entities/${s}/observations?axis=revenue&page_size=200` })));
-  const own = leaves[0].data.observations.map((o: any, i: number) => ({ axis: 'revenue', time: o.time, value: 1.1 * (o.value + leaves[1].data.observations[i].value) }));
-  await ok(rest(t, key, { method: 'POST', path: '/v1/entities/store:own/observations', body: { observations: own } }));
-  const o = await ok(query('rest', { entity: 'store:own', depth: 1, axes: ['revenue'] }));
-  assert.ok(o.data.forecast.warnings.some((w: string) => /store:own's own data differ from the sum of its 2 leaves by up to 9\.\d+%/.test(w)), JSON.stringify(o.data.forecast.warnings));
-  const f = forecasts(o);
-  near(f.get('store:own')!.means.revenue, f.get('sku:a1')!.means.revenue + f.get('sku:a2')!.means.revenue, 'reconciled to the sum');
+  // a parent 10% off, one reported in thousands, and one a thousand times larger
+  for (const [name, factor, gap] of [['store:own', 1.1, /9\.\d+%/], ['store:kilo', 0.001, /99\.9%/], ['store:mega', 1000, /99\.9%/]] as const) {
+    await ok(rest(t, key, { method: 'POST', path: '/v1/entities', body: { entity: name, frequency: 'P1D', axes: [{ name: 'revenue' }], parents: [] } }));
+    for (const s of ['sku:a1', 'sku:a2']) await ok(rest(t, key, { method: 'POST', path: '/v1/relations', body: { parent: name, child: s } }));
+    const own = leaves[0].data.observations.map((o: any, i: number) => ({ axis: 'revenue', time: o.time, value: factor * (o.value + leaves[1].data.observations[i].value) }));
+    await ok(rest(t, key, { method: 'POST', path: `/v1/entities/${name}/observations`, body: { observations: own } }));
+    for (const reconciliation of ['mint_shrink', 'wls_struct', 'ols']) {
+      const o = await ok(query('rest', { entity: name, depth: 1, axes: ['revenue'], reconciliation }));
+      const warning = o.data.forecast.warnings.find((w: string) => w.startsWith(`revenue: ${name}'s own data differ from the sum of its 2 leaves by up to `));
+      assert.ok(warning && gap.test(warning) && warning.endsWith('; it is forecast from that sum'), JSON.stringify(o.data.forecast.warnings));
+      const f = forecasts(o);
+      near(f.get(name)!.means.revenue, f.get('sku:a1')!.means.revenue + f.get('sku:a2')!.means.revenue, `${name} ${reconciliation}: the sum`);
+      // reconciling the leaves with their own sum moves them little (it dragged them to negative or ×1000 before)
+      for (const [s, mean] of alone) {
+        const got = f.get(s)!.means.revenue;
+        assert.ok(Math.abs(got - mean) <= 0.25 * Math.abs(mean), `${name} ${reconciliation}: ${s} ${got} against ${mean} alone`);
+      }
+    }
+  }
 });
 
 test('no data anywhere beneath: 422 insufficient_data', async () => {
