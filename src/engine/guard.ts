@@ -106,12 +106,19 @@ export class ClampedStep implements StepDistribution {
     if (x >= this.hi) return 1;
     return this.base.cdf(x);
   }
+  /** The atom at `lo` is not below `lo`. */
+  cdfBelow(x: number): number {
+    if (x <= this.lo) return 0;
+    if (x > this.hi) return 1;
+    return this.base.cdf(x);
+  }
 }
 
 /**
- * The forecast censored to the band at every step (samples clamped likewise); `pd` itself when no
- * step's 0.1%–99.9% range reaches outside, so ordinary forecasts keep their exact distributions.
- * `cut` counts the steps whose central 95% interval reached outside the band proper (the 0 floor
+ * The forecast censored to the band at every step (samples clamped likewise). When no step's
+ * 0.1%–99.9% range reaches outside, only the far tails are censored (quantiles at levels below
+ * 0.001 or above 0.999, probabilities beyond the band) and the sample paths are left as they are,
+ * so ordinary forecasts keep their distributions where any summary reads them. `cut` counts the steps whose central 95% interval reached outside the band proper (the 0 floor
  * of a non-negative series not counted): what a warning should report.
  */
 export function clampToBand(pd: PredictiveDistribution, band: GuardBand): { distribution: PredictiveDistribution; clamped: number; cut: number } {
@@ -127,8 +134,10 @@ export function clampToBand(pd: PredictiveDistribution, band: GuardBand): { dist
     if (!(s.quantile(0.001) >= lo(k) && s.quantile(0.999) <= hi(k))) clamped++;
     if (!(s.quantile(0.025) >= at(band.lower, k) && s.quantile(0.975) <= hi(k))) cut++;
   }
-  if (clamped === 0) return { distribution: pd, clamped, cut };
   const steps = pd.steps.map((s, k) => new ClampedStep(s, lo(k), hi(k)));
+  if (clamped === 0) {
+    return { distribution: { model: pd.model, mean: pd.mean, steps, intervalMethod: pd.intervalMethod, samplePaths: (n: number, seed: number) => pd.samplePaths(n, seed) }, clamped, cut };
+  }
   return {
     clamped,
     cut,

@@ -110,8 +110,25 @@ function checkSeries(y: Series, info: SeriesInfo): Float64Array {
     }
     out[i - start] = v;
   }
+  let largest = 0;
+  for (const v of out) if (Math.abs(v) > largest) largest = Math.abs(v);
+  if (largest > MAX_MAGNITUDE || (largest > 0 && largest < MIN_MAGNITUDE)) {
+    throw new InvalidSeriesError(
+      `its largest absolute value is ${largest.toPrecision(3)}; the engine forecasts series whose largest absolute value lies between ${MIN_MAGNITUDE} and ${MAX_MAGNITUDE} (or that are all zero): store them in another unit`,
+    );
+  }
   return out;
 }
+
+/**
+ * The magnitudes a series' largest absolute value may have. Why, measured (the same series
+ * multiplied by powers of ten; relative 95% widths at step 6): scale-free from 1e-9 (one monthly
+ * shape; another to 1e-16) to 1e150; below, the ETS member's selection and fit drift (a seasonal
+ * model lost at 1e-10, widths to 0 by 1e-200); above 1e150 variances overflow (zero-width
+ * intervals, NaN answers at 1.7e308). The limits keep a margin of ten below and 1e50 above.
+ */
+export const MIN_MAGNITUDE = 1e-8;
+export const MAX_MAGNITUDE = 1e100;
 
 function checkInfo(info: SeriesInfo): SeriesInfo {
   if (!Number.isInteger(info.period) || info.period < 1) throw new InvalidSeriesError(`period must be an integer ≥ 1, got ${info.period}`);

@@ -35,6 +35,8 @@ export interface StepDistribution {
   quantile(p: number): number;
   /** P(Y <= x); non-decreasing in `x`, in [0, 1]. */
   cdf(x: number): number;
+  /** P(Y < x), where it differs from `cdf` (a point mass at x: a censored law's atom at its floor). */
+  cdfBelow?(x: number): number;
 }
 
 /** The forecast of a fitted model over `h` steps. */

@@ -43,7 +43,7 @@ export function summariseStep(
   const t = thresholds && thresholds.length > 0 ? [...thresholds] : defaultThresholds(step.quantile(0.05), step.quantile(0.95));
   const below = (x: number): number => {
     if (kind === 'count') return Number.isInteger(x) ? (x - 1 < 0 ? 0 : step.cdf(x - 1)) : x < 0 ? 0 : step.cdf(Math.floor(x));
-    return step.cdf(x);
+    return step.cdfBelow ? step.cdfBelow(x) : step.cdf(x);
   };
   const distribution: number[] = [];
   let previous = 0;
@@ -57,10 +57,13 @@ export function summariseStep(
   return { mean, quantiles, thresholds: t, distribution };
 }
 
-/** 9 thresholds evenly spaced between the 5% and 95% quantiles (widened by 5% when they coincide). */
+/**
+ * 9 thresholds evenly spaced between the 5% and 95% quantiles (widened by 5% when they coincide,
+ * relative to their scale, so a series of 1e-12s gets bins of its own size; by 0.05 around 0).
+ */
 export function defaultThresholds(lo: number, hi: number): number[] {
-  if (!(hi - lo > 1e-9 * Math.max(1, Math.abs(lo), Math.abs(hi)))) {
-    const w = Math.max(1, Math.abs(lo)) * 0.05;
+  if (!(hi - lo > 1e-9 * Math.max(Math.abs(lo), Math.abs(hi)))) {
+    const w = (Math.abs(lo) > 0 ? Math.abs(lo) : 1) * 0.05;
     lo -= w;
     hi += w;
   }

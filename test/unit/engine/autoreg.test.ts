@@ -153,3 +153,16 @@ test('a slightly explosive fit is refitted for a long horizon, and kept for a sh
   const region = y.map((v, t) => v + berlin[t]);
   inRange(region, autoreg.fit(region, { period: 7 }).forecast(1000));
 });
+
+test('missing values: a lag whose filled-in value would contain its own target is left out, so intervals stay honest (every 2nd or 3rd value missing)', () => {
+  const rng = new Rng(5);
+  const noise = Array.from({ length: 400 }, () => 50 + 3 * rng.normal()); // the true 95% interval is 50 ± 5.9
+  for (const [keep, dropped] of [[1, ''], [2, '1'], [3, '1, 2']] as const) {
+    const y = noise.map((v, t) => (t % keep === (400 - 1) % keep ? v : NaN));
+    const fitted = autoreg.fit(y, { period: 7 }, {});
+    const step = fitted.forecast(1).steps[0];
+    const width = step.quantile(0.975) - step.quantile(0.025);
+    assert.ok(width > 9 && width < 16, `every ${keep}: width ${width} (${fitted.model})`);
+    assert.equal(fitted.warnings.some((w) => w.startsWith(`lags ${dropped} left out`)), keep > 1, `every ${keep}: ${fitted.warnings.join('; ')}`);
+  }
+});

@@ -116,3 +116,17 @@ test('count-pool: the pool with the demand floor on count data, unchanged on con
   const zeros = forecastSeries(new Array(30).fill(0), { period: 12, kind: 'count' }, { horizon: 6, confidence: false });
   assert.ok(zeros.distribution.steps.every((s) => s.quantile(0.999) === 0));
 });
+
+test('the mean of a wide count law comes from its quantiles, not one cdf call per integer (a cdf can be a bisection), and stays right', () => {
+  for (const [mean, sd] of [[3, 2], [1000, 1500], [50_000, 80_000]]) {
+    const normal = new NormalStep(mean, sd);
+    let cdfCalls = 0;
+    const counted = { mean: normal.mean, quantile: (p: number) => normal.quantile(p), cdf: (x: number) => (cdfCalls++, normal.cdf(x)) };
+    const step = new CountStep(counted);
+    // E[max(0, round(Y))] for Y ~ N(m, s²): s φ(m/s) + m Φ(m/s), up to the rounding
+    const z = mean / sd;
+    const exact = (sd * Math.exp((-z * z) / 2)) / Math.sqrt(2 * Math.PI) + mean * new NormalStep(0, 1).cdf(z);
+    assert.ok(Math.abs(step.mean - exact) < 1e-3 * sd + 0.01, `N(${mean}, ${sd}²): ${step.mean} against ${exact}`);
+    assert.ok(sd < 10 || cdfCalls <= 2, `N(${mean}, ${sd}²): ${cdfCalls} cdf calls`);
+  }
+});

@@ -51,7 +51,7 @@ test('named errors for bad input, too little data and unknown models', () => {
 
 test('intermittent counts with huge sizes keep finite, sized forecasts (no overflowing sums, no cut size table)', () => {
   const shape = [0, 1, 0, 0, 1, 0, 0, 0, 1, 0, 1, 0];
-  for (const size of [1e15, 1e300]) {
+  for (const size of [1e15, 1e90]) {
     const y = shape.map((v) => v * size);
     for (const model of ['auto', 'ses-rate', 'tsb', 'mix:tsb-slow+tsb+tsb-fast']) {
       const r = forecastSeries(y, { period: 12, kind: 'count' }, { horizon: 3, model });
@@ -77,6 +77,24 @@ test('a member weight a*W scales its share of a combination', () => {
   const m = (model: string) => forecastSeries(trend, { period: 1 }, { horizon: 1, model, confidence: false }).distribution.mean[0];
   const [n, d] = [m('naive'), m('rwdrift')];
   assert.ok(Math.abs(m('naive*0.5+rwdrift*1.5') - (0.5 * n + 1.5 * d) / 2) < 1e-9);
+});
+
+test('magnitudes: exactly scale-free from the smallest to the largest allowed scale; beyond it a named error, never NaN or a point interval', () => {
+  const shape = Array.from({ length: 120 }, (_, t) => 1 + 0.2 * Math.sin(t / 2) + 0.1 * Math.cos(t * 1.7));
+  for (const period of [1, 12]) {
+    const width = (scale: number) => {
+      const step = forecastSeries(shape.map((v) => v * scale), { period }, { horizon: 6 }).distribution.steps[5];
+      return (step.quantile(0.975) - step.quantile(0.025)) / scale;
+    };
+    const unit = width(1);
+    assert.ok(unit > 0.1, `period ${period}: ${unit}`);
+    for (const scale of [1e-8, 1e-4, 1e6, 1e99]) assert.ok(Math.abs(width(scale) / unit - 1) < 0.01, `period ${period}, scale ${scale}: ${width(scale)} against ${unit}`);
+    for (const scale of [1e-9, 1e-200, 1e101, 1.7e308 / 2]) {
+      assert.throws(() => forecastSeries(shape.map((v) => v * scale), { period }, { horizon: 6 }), (e: unknown) => e instanceof InvalidSeriesError && /store them in another unit/.test((e as Error).message), `scale ${scale}`);
+    }
+  }
+  // all zeros stay allowed (a forecast of zeros)
+  assert.equal(forecastSeries(Array(40).fill(0), { period: 1 }, { horizon: 2 }).distribution.steps[1].quantile(0.5), 0);
 });
 
 test('edge cases give finite forecasts: constant, zeros, missing values, huge values, negatives', () => {

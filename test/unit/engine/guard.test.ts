@@ -1,6 +1,7 @@
 /** The plausibility band (`guard.ts`): its rule, the censoring, and degenerate combination members. */
 import { test } from '@jest/globals';
 import assert from 'node:assert/strict';
+import { summariseStep } from '../../../src/oracle/summary';
 import { loadBenchmark } from '../../../src/cli/evaluate-data';
 import { sharedDataFile } from '../../helpers/files';
 import { periodsFor } from '../../../src/cli/evaluate-series';
@@ -49,7 +50,18 @@ test('the band: history range widened by K × the mean absolute change × step, 
 test('censoring: ordinary forecasts untouched, a blown-up one cut to the band with consistent quantiles, cdf and paths', () => {
   const band = guardBand([100, 102, 101, 104, 103], 4)!;
   const fine = normals([103, 103, 103, 103], [1, 1.5, 2, 2.5]);
-  assert.equal(clampToBand(fine, band).distribution, fine);
+  const kept = clampToBand(fine, band).distribution;
+  // an ordinary forecast: the same wherever a summary reads it, and the same paths
+  for (let k = 0; k < 4; k++) {
+    for (const p of [0.001, 0.025, 0.5, 0.975, 0.999]) assert.equal(kept.steps[k].quantile(p), fine.steps[k].quantile(p));
+    for (const x of [100, 103, 106]) assert.equal(kept.steps[k].cdf(x), fine.steps[k].cdf(x));
+  }
+  assert.deepEqual(kept.samplePaths(5, 1), fine.samplePaths(5, 1));
+  // only the far tails are censored: a level below 0.001 cannot leave the band (nor go below 0)
+  const wide = normals([3, 3, 3, 3], [0.6, 0.6, 0.6, 0.6]);
+  const floored = clampToBand(wide, guardBand([2, 3, 4, 3, 2], 4)!).distribution;
+  assert.equal(floored.steps[0].quantile(1e-7), 0);
+  assert.ok(wide.steps[0].quantile(1e-7) < 0);
   const wild = normals([103, 1e6, 103, 103], [1, 1e5, 1e9, 2]);
   const { distribution: d, cut } = clampToBand(wild, band);
   assert.equal(cut, 2);
@@ -64,6 +76,13 @@ test('censoring: ordinary forecasts untouched, a blown-up one cut to the band wi
   // the interval width is bounded by the band's width at every step: the documented rule
   for (const path of d.samplePaths(5, 1)) path.forEach((v, k) => assert.ok(v <= band.upper[k] && v >= 0));
   assert.equal(d.steps[0].quantile(0.5), 103);
+  // the atom at the floor is at it, not below: P(Y < floor) = 0 (summaries' bins use cdfBelow)
+  const floor = Math.max(0, band.lower[2]);
+  assert.equal(d.steps[2].cdfBelow!(floor), 0);
+  assert.ok(d.steps[2].cdf(floor) > 0.4);
+  const bins = summariseStep(d.steps[2], d.mean[2], [floor - 1e-9, floor, floor + 1e-9], [0.5], 'continuous').distribution;
+  assert.deepEqual(bins.slice(0, 2), [0, 0], 'nothing below the floor');
+  assert.ok(bins[2] > 0.4, 'the atom in [floor, floor + 1e-9)');
 });
 
 test('degenerate: a mean outside the band, an interval wider than it, or a non-finite value', () => {

@@ -93,12 +93,16 @@ function fitAutoreg(y: Series, info: SeriesInfo, options: AutoregOptions = {}): 
   // the series the AR is fitted to: the (log) level, or its first differences
   const x = diff ? level.subarray(1).map((v, t) => v - level[t]) : level;
   const xObserved = diff ? observed.subarray(1).map((o, t) => o & observed[t]) : observed;
-  const lags = autoregLags(periods, x.length, options);
+  const honest = leakFree(xObserved, autoregLags(periods, x.length, options));
+  const lags = honest.lags;
+  if (honest.dropped.length > 0) {
+    warnings.push(`lags ${honest.dropped.join(', ')} left out: the values they reach back to are mostly missing, and filling them in would use the very values they predict`);
+  }
   const constant = isConstant(x);
   const back = (v: number): number => (useLog ? Math.exp(v) : v);
   const ridge = options.ridge ?? DEFAULT_RIDGE;
   const accepts = stabilityCheck(x, lags, diff ? (v) => v : back);
-  const fitted0 = constant ? null : stableFit(x, xObserved, lags, ridge, warnings, accepts);
+  const fitted0 = constant ? null : stableFit(x, honest.rows, lags, ridge, warnings, accepts);
   let fit = fitted0;
   const name = `AR${diff ? 'I' : ''}(${lags.join(',')})${useLog ? '[log]' : ''}`;
   if (constant) warnings.push(`constant ${diff ? 'differences' : 'series'}: ${diff ? 'linear' : 'flat'} forecast`);
@@ -122,7 +126,7 @@ function fitAutoreg(y: Series, info: SeriesInfo, options: AutoregOptions = {}): 
       // than double, `EXPLOSION_FACTOR`, or its recursion leave the range) is refitted with a
       // ridge penalty for it; horizons it is stable for keep the plain fit
       fit = fitted0;
-      if (fitted0 && !accepts(fitted0, H)) fit = stableFit(x, xObserved, lags, ridge, warnings, accepts, H);
+      if (fitted0 && !accepts(fitted0, H)) fit = stableFit(x, honest.rows, lags, ridge, warnings, accepts, H);
       const mean = fit ? forecastSubsetAr(fit, x, H) : new Float64Array(H).fill(lastX);
       const psi = fit ? arPsi(fit, H) : new Float64Array(H);
       if (diff) {
@@ -197,6 +201,40 @@ function stableFit(x: Float64Array, observed: Uint8Array, lags: readonly number[
   }
   warnings.push('no stable autoregression: flat forecast');
   return null;
+}
+
+/**
+ * The lags and rows a fit may use honestly when values are missing. A missing value is filled in
+ * by linear interpolation between its observed neighbours; as a regressor of row t it is honest
+ * only when both neighbours lie before t — otherwise the filled value contains the target itself
+ * (every other day missing: lag 1 is the mean of x[t−2] and x[t]), and the fit learns to predict
+ * a value from itself: intervals 20–40 times too narrow (found by QA). A lag is kept when it is
+ * honest for at least half the observed targets; a row is used when its target is observed and
+ * every kept lag is honest there. With no missing value nothing changes. When no lag qualifies,
+ * the shortest honest one is used (every third day kept: lag 3).
+ */
+function leakFree(observed: Uint8Array, lags: readonly number[]): { lags: number[]; rows: Uint8Array; dropped: number[] } {
+  const n = observed.length;
+  if (observed.every((o) => o === 1)) return { lags: [...lags], rows: observed, dropped: [] };
+  const next = new Float64Array(n + 1).fill(Infinity); // next observed index at or after s
+  for (let s = n - 1; s >= 0; s--) next[s] = observed[s] ? s : next[s + 1];
+  const honestAt = (t: number, lag: number) => t - lag >= 0 && (observed[t - lag] === 1 || next[t - lag] < t);
+  const maxLag = lags[lags.length - 1];
+  const targets: number[] = [];
+  for (let t = maxLag; t < n; t++) if (observed[t]) targets.push(t);
+  const share = (lag: number) => targets.filter((t) => honestAt(t, lag)).length / Math.max(1, targets.length);
+  let kept = lags.filter((lag) => share(lag) >= 0.5);
+  if (kept.length === 0) {
+    for (let lag = 1; lag <= maxLag; lag++) {
+      if (share(lag) >= 0.5) {
+        kept = [lag];
+        break;
+      }
+    }
+  }
+  if (kept.length === 0) kept = [...lags];
+  const rows = Uint8Array.from(observed, (o, t) => (o && kept.every((lag) => honestAt(t, lag)) ? 1 : 0));
+  return { lags: kept, rows, dropped: lags.filter((lag) => !kept.includes(lag)) };
 }
 
 /** Whether a fit of `x` is stable for a horizon (see `stableFit`; horizon 0: the fit-time check). */
