@@ -8,6 +8,7 @@ import { sql } from 'kysely';
 import { formatTime, type Clock } from '../clock';
 import type { Interceptor } from '../rpc/pipeline';
 import { ServiceError } from '../rpc/errors';
+import { outsideCalls } from '../store/commit-hook';
 import type { Database } from '../store/database';
 import { TIERS, type Tier } from './tiers';
 
@@ -66,6 +67,11 @@ export class UsageStore {
 
   /** Write the counts held in memory (one transaction); on failure they are kept for the next flush. */
   flush(): Promise<void> {
+    // Counts of many calls: the flush is none's effect (it runs no call's commit hook, store/commit-hook.ts).
+    return outsideCalls(() => this.flushCounts());
+  }
+
+  private flushCounts(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     const batch = this.pending;
@@ -95,7 +101,7 @@ export class UsageStore {
 
   /** A flush at most `USAGE_FLUSH_MS` from now, unless one is already due. */
   private scheduleFlush(): void {
-    this.timer ??= setTimeout(() => void this.flush().catch(this.onFlushError), USAGE_FLUSH_MS).unref();
+    this.timer ??= outsideCalls(() => setTimeout(() => void this.flush().catch(this.onFlushError), USAGE_FLUSH_MS).unref());
   }
 
   /** Flush what is held; call before closing the database. */

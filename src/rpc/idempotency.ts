@@ -16,6 +16,29 @@
  * (account, method, key): a response that carries a secret (a new API key from CreateKey or
  * RotateKey) is never in the database in clear, and its replay returns it whole.
  *
+ * Executed once, even when recording the outcome fails (as Stripe's atomic phases do). The
+ * outcome (the response) exists only once the handler has returned, after its transactions have
+ * committed, so it cannot share their transaction; what can is the fact that the request was
+ * applied. The interceptor hands the pipeline's call a commit hook (`store/commit-hook.ts`) that
+ * every write transaction of the handler runs right before COMMIT: it moves the claim from
+ * `running` to `applied`, fenced by the claim's token (its create_time). So:
+ * - a `running` claim has nothing committed: when it lapses (its owner died: after
+ *   IDEMPOTENCY_LOCK_MS) the retry may execute, and should the old owner still be alive, its
+ *   commit finds the claim taken over and rolls back (409);
+ * - an `applied` claim never lapses. Recording its outcome is retried for a few seconds
+ *   (RECORD_RETRY_DELAYS_MS); the caller gets its real response either way (it was applied). If
+ *   it still cannot be recorded, retries get 409 `idempotency_key_in_use` for APPLIED_GRACE_MS,
+ *   then 409 `already_exists`: the request was applied but its response cannot be replayed
+ *   (chosen over 5xx, which invites a retry that can never succeed, and over a fresh execution,
+ *   which would apply it twice; ALREADY_EXISTS is what gRPC clients do not retry blindly).
+ * Writes a handler makes outside `Database.transaction` are not fenced: the oracle query's audit
+ * record (group-committed with other calls') is one; a lapse can at worst record a second query.
+ *
+ * A 409 `idempotency_key_in_use` carries `Retry-After` (gRPC: `retry-after` metadata): as many
+ * seconds as the claim has run, at least 1 and never past when it could lapse. Why: the usual
+ * case is a retry racing a call that finishes within a second; a claim whose owner died is
+ * polled at doubling intervals and the last wait ends when it lapses, instead of 300 polls.
+ *
  * The request fingerprint is the SHA-256 of its binary protobuf encoding, identical for a REST
  * and a gRPC call of the same request.
  *
@@ -26,14 +49,24 @@
  */
 import { createHash } from 'node:crypto';
 import type { Clock } from '../clock';
+import type { Transaction } from 'kysely';
+import { withCommitHook } from '../store/commit-hook';
 import type { Database } from '../store/database';
+import type { Schema } from '../store/schema';
 import { SecretBox } from '../store/secret-box';
 import { invalidArgument, ServiceError, type ErrorCode, quote } from './errors';
 import type { Interceptor } from './pipeline';
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000;
-/** A claim whose call has not finished after this long is considered abandoned (process died). */
+/**
+ * The lease of a claim with nothing committed: a call that has not finished after this long is
+ * considered abandoned (its process died) and the key may execute again (README, idempotency).
+ */
 export const IDEMPOTENCY_LOCK_MS = 5 * 60 * 1000;
+/** How long after its effect committed an unrecorded outcome is answered 409 (being recorded) rather than `already_exists`. */
+export const APPLIED_GRACE_MS = 30 * 1000;
+/** Waits between attempts to record an outcome (about 3 s in all: bounded, so shutdown is never held up for long). */
+export const RECORD_RETRY_DELAYS_MS: readonly number[] = [100, 200, 400, 800, 1600];
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 /** Shortest key a method without an API key accepts (see the file comment). */
 export const MIN_PUBLIC_KEY_LENGTH = 16;
@@ -46,7 +79,10 @@ const VOLATILE_HEADERS = new Set(['request-id', 'api-version', 'ratelimit', 'rat
 
 interface StoredRow {
   fingerprint: string;
+  /** `running`, `applied` or `done` (store/schema.ts). */
   state: string;
+  create_time: number;
+  lock_expire_time: number;
   outcome: string | null;
   response: string | null;
   headers: string | null;
@@ -64,8 +100,12 @@ export class IdempotencyStore {
     return `idempotency:${accountId}:${method}:${key}`;
   }
 
-  /** Claim (account, method, key) for a new call, or return the row that holds it. */
-  async claim(accountId: string, method: string, key: string, fingerprint: string, now: number): Promise<{ claimed: true } | { claimed: false; row: StoredRow }> {
+  /**
+   * Claim (account, method, key) for a new call, or return the row that holds it. A claim's token
+   * (its create_time) fences what its call writes later: another claim of the key after a lapse
+   * has a later one.
+   */
+  async claim(accountId: string, method: string, key: string, fingerprint: string, now: number): Promise<{ claimed: true; token: number } | { claimed: false; row: StoredRow }> {
     const db = this.database.db;
     // Expired windows and abandoned claims no longer hold the key.
     await db
@@ -92,23 +132,43 @@ export class IdempotencyStore {
       })
       .onConflict((oc) => oc.columns(['account_id', 'method', 'key']).doNothing())
       .executeTakeFirst();
-    if (Number(inserted.numInsertedOrUpdatedRows ?? 0) > 0) return { claimed: true };
-    const row = await db
+    if (Number(inserted.numInsertedOrUpdatedRows ?? 0) > 0) return { claimed: true, token: now };
+    const found = await db
       .selectFrom('idempotency')
-      .select(['fingerprint', 'state', 'outcome', 'response', 'headers'])
+      .select(['fingerprint', 'state', 'outcome', 'response', 'headers', 'create_time', 'lock_expire_time'])
       .where('account_id', '=', accountId)
       .where('method', '=', method)
       .where('key', '=', key)
       .executeTakeFirst();
     // Deleted between our insert and select (expired just now): treat as in use; the client retries.
-    if (!row) return { claimed: false, row: { fingerprint, state: 'running', outcome: null, response: null, headers: null } };
+    if (!found) return { claimed: false, row: { fingerprint, state: 'running', create_time: now, lock_expire_time: now, outcome: null, response: null, headers: null } };
+    // PostgreSQL returns bigint columns as strings.
+    const row = { ...found, create_time: Number(found.create_time), lock_expire_time: Number(found.lock_expire_time) };
     // Rows written before responses were sealed hold them in clear (none carries a secret: migration 0005 removed those).
     const response = row.response !== null && SecretBox.isSealed(row.response) ? this.box.openText(row.response, IdempotencyStore.context(accountId, method, key)) : row.response;
     return { claimed: false, row: { ...row, response } };
   }
 
-  /** Record the outcome of a claimed call; `response` is stored sealed. */
-  async complete(accountId: string, method: string, key: string, outcome: string, response: string, headers: Record<string, string>): Promise<void> {
+  /**
+   * In the transaction `trx` of the claimed call (`token`): its request is applied once `trx`
+   * commits. False when the claim is no longer this call's (it lapsed and was taken over): the
+   * caller then rolls back.
+   */
+  async markApplied(trx: Transaction<Schema>, accountId: string, method: string, key: string, token: number, now: number): Promise<boolean> {
+    const res = await trx
+      .updateTable('idempotency')
+      .set({ state: 'applied', lock_expire_time: now + APPLIED_GRACE_MS })
+      .where('account_id', '=', accountId)
+      .where('method', '=', method)
+      .where('key', '=', key)
+      .where('create_time', '=', token)
+      .where('state', 'in', ['running', 'applied'])
+      .executeTakeFirst();
+    return Number(res.numUpdatedRows) > 0;
+  }
+
+  /** Record the outcome of the claimed call `token` (not of a later claim of the key); `response` is stored sealed. */
+  async complete(accountId: string, method: string, key: string, token: number, outcome: string, response: string, headers: Record<string, string>): Promise<void> {
     const sealed = this.box.seal(response, IdempotencyStore.context(accountId, method, key));
     await this.database.db
       .updateTable('idempotency')
@@ -116,12 +176,18 @@ export class IdempotencyStore {
       .where('account_id', '=', accountId)
       .where('method', '=', method)
       .where('key', '=', key)
+      .where('create_time', '=', token)
       .execute();
   }
 
-  /** Give a claimed key back (outcome not stored). */
-  async release(accountId: string, method: string, key: string): Promise<void> {
-    await this.database.db.deleteFrom('idempotency').where('account_id', '=', accountId).where('method', '=', method).where('key', '=', key).execute();
+  /**
+   * Give the claimed key back (outcome not stored). With `unlessApplied`, a claim that something
+   * of its call committed under (`applied`) is kept instead: a retry must not apply it again.
+   */
+  async release(accountId: string, method: string, key: string, token: number, unlessApplied: boolean): Promise<void> {
+    let q = this.database.db.deleteFrom('idempotency').where('account_id', '=', accountId).where('method', '=', method).where('key', '=', key).where('create_time', '=', token);
+    if (unlessApplied) q = q.where('state', '=', 'running');
+    await q.execute();
   }
 
   /** Delete every entry whose window has ended; returns how many. */
@@ -160,9 +226,7 @@ export function idempotencyInterceptor(store: IdempotencyStore, clock: Clock, op
       if (row.fingerprint !== fingerprint) {
         throw new ServiceError('idempotency_key_reused', `Idempotency-Key ${quote(key)} was already used with a different request to ${entry.name}`, { field: 'Idempotency-Key' });
       }
-      if (row.state !== 'done') {
-        throw new ServiceError('idempotency_key_in_use', `a request with Idempotency-Key ${quote(key)} is still being processed; retry later`, { field: 'Idempotency-Key' });
-      }
+      if (row.state !== 'done') throw notDone(row, key, entry.name, clock.now());
       const headers = JSON.parse(row.headers ?? '{}') as Record<string, string>;
       for (const [k, v] of Object.entries(headers)) ctx.setHeader(k, v);
       ctx.setHeader('idempotent-replayed', 'true');
@@ -178,16 +242,61 @@ export function idempotencyInterceptor(store: IdempotencyStore, clock: Clock, op
       for (const [k, v] of Object.entries(call.responseHeaders())) if (!VOLATILE_HEADERS.has(k)) out[k] = v;
       return out;
     };
+    const { token } = claim;
+    let open = true;
+    // Every write transaction of the call marks the claim applied as it commits (file comment).
+    const markApplied = async (trx: Transaction<Schema>) => {
+      if (!open) return; // work the call left behind is not its effect
+      if (await store.markApplied(trx, accountId, entry.path, stored, token, clock.now())) return;
+      const lease = `${IDEMPOTENCY_LOCK_MS / 60_000} minutes`;
+      throw new ServiceError('idempotency_key_in_use', `this request with Idempotency-Key ${quote(key)} ran past its ${lease} lease and another request with the key took over; nothing of this one was applied`, { field: 'Idempotency-Key' }, { 'retry-after': '1' });
+    };
+    const record = (outcome: string, response: string) =>
+      recordPersistently(() => store.complete(accountId, entry.path, stored, token, outcome, response, keep()), (error) =>
+        ctx.log.error('idempotency outcome not recorded; the key stays claimed, never executed again', { requestId: ctx.requestId, method: entry.path, error }),
+      );
     let response: unknown;
     try {
-      response = await next();
+      response = await withCommitHook(markApplied, next);
     } catch (err) {
+      open = false;
       const error = ServiceError.from(err);
-      if (error.httpStatus >= 500 || NOT_EXECUTED.has(error.code)) await store.release(accountId, entry.path, stored);
-      else await store.complete(accountId, entry.path, stored, error.code, JSON.stringify({ message: error.message, details: error.details, headers: error.headers }), keep());
+      // A refusal says nothing was done (a transaction it committed only read: SignUp's rate limit);
+      // a failure ≥ 500 may come after a commit, and then the claim stays.
+      if (NOT_EXECUTED.has(error.code)) await store.release(accountId, entry.path, stored, token, false);
+      else if (error.httpStatus >= 500) await store.release(accountId, entry.path, stored, token, true);
+      else await record(error.code, JSON.stringify({ message: error.message, details: error.details, headers: error.headers }));
       throw err;
     }
-    await store.complete(accountId, entry.path, stored, 'ok', entry.definition.responseSerialize(response).toString('base64'), keep());
+    open = false;
+    // Recorded or not, the request was done: its caller gets the real response.
+    await record('ok', entry.definition.responseSerialize(response).toString('base64'));
     return response;
   };
+}
+
+/** The answer to a call whose key's claim is not done: 409 while it may still finish, `already_exists` once it was applied and its outcome is lost. */
+function notDone(row: StoredRow, key: string, method: string, now: number): ServiceError {
+  if (row.state === 'applied' && row.lock_expire_time <= now) {
+    return new ServiceError(
+      'already_exists',
+      `the request with Idempotency-Key ${quote(key)} to ${method} was applied, but its response could not be recorded and cannot be replayed: look its result up instead of retrying (a new key would apply it again)`,
+      { field: 'Idempotency-Key' },
+    );
+  }
+  const retryAfter = Math.max(1, Math.min(Math.ceil((now - row.create_time) / 1000), Math.ceil((row.lock_expire_time - now) / 1000)));
+  return new ServiceError('idempotency_key_in_use', `a request with Idempotency-Key ${quote(key)} is still being processed; retry in ${retryAfter} s`, { field: 'Idempotency-Key' }, { 'retry-after': String(retryAfter) });
+}
+
+/** Run `write` until it succeeds, waiting RECORD_RETRY_DELAYS_MS between attempts; after the last, `onFailure`. */
+async function recordPersistently(write: () => Promise<void>, onFailure: (error: unknown) => void): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await write();
+    } catch (error) {
+      if (attempt >= RECORD_RETRY_DELAYS_MS.length) return onFailure(error);
+      // unref: a process that has nothing else to do does not stay up for these waits.
+      await new Promise((resolve) => setTimeout(resolve, RECORD_RETRY_DELAYS_MS[attempt]).unref());
+    }
+  }
 }

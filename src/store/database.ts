@@ -7,6 +7,7 @@ import { dirname, resolve } from 'node:path';
 import { CompiledQuery, Kysely, Migrator, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver, type SqliteDialectConfig, type Transaction } from 'kysely';
 import type { Schema } from './schema';
 import { startCheckpointer, type Checkpointer } from './checkpointer';
+import { currentCommitHook } from './commit-hook';
 import { migrationProvider } from './migrations';
 import { DatabaseUnavailableError } from './pg-errors';
 import { openPostgres, type PostgresHandle, type PostgresSettings } from './pg-pool';
@@ -23,7 +24,8 @@ export interface Database {
    * that reads and then writes queues behind another writer instead of failing with
    * "database is locked" when it tries to write. With `signal`, a transaction whose call was
    * aborted (its deadline passed, its client left) is rolled back instead of committed: the
-   * check runs right before COMMIT, so an aborted call never commits.
+   * check runs right before COMMIT, so an aborted call never commits. Inside a call with a
+   * commit hook (`store/commit-hook.ts`) the hook runs right before COMMIT too, in the transaction.
    */
   transaction<T>(fn: (trx: Transaction<Schema>) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /**
@@ -134,12 +136,15 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     dialect,
     transaction: (fn, options) => {
       const signal = options?.signal;
-      if (!signal) return db.transaction().execute(fn);
+      const hook = currentCommitHook();
+      if (!signal && !hook) return db.transaction().execute(fn);
       return db.transaction().execute(async (trx) => {
-        signal.throwIfAborted();
+        signal?.throwIfAborted();
         const result = await fn(trx);
+        // The call's hook (an idempotency claim marked applied) commits with the effect or not at all.
+        if (hook) await hook(trx);
         // Nothing runs between this check and kysely's COMMIT but microtasks: no timer can abort in between.
-        signal.throwIfAborted();
+        signal?.throwIfAborted();
         return result;
       });
     },

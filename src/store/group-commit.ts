@@ -5,6 +5,8 @@
  * committed, so durability is unchanged while the per-write cost is shared under load, and a
  * lone write does not wait for the next turn of the event loop.
  */
+import { outsideCalls } from './commit-hook';
+
 export class GroupCommit<T> {
   private queue: { item: T; resolve: () => void; reject: (err: unknown) => void }[] = [];
   private scheduled = false;
@@ -21,7 +23,8 @@ export class GroupCommit<T> {
       this.queue.push({ item, resolve, reject });
       if (!this.scheduled) {
         this.scheduled = true;
-        queueMicrotask(() => void this.run());
+        // A batch serves many calls: it runs none's commit hook (store/commit-hook.ts).
+        outsideCalls(() => queueMicrotask(() => void this.run()));
       }
     });
   }

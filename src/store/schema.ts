@@ -89,7 +89,11 @@ export interface IdempotencyTable {
   key: string;
   /** SHA-256 (hex) of the request's binary encoding. */
   fingerprint: string;
-  /** `running` while the first call executes, then `done`. */
+  /**
+   * `running` while the first call executes and nothing of it is committed; `applied` once a
+   * transaction of it committed (set in that transaction: such a claim never lapses into a second
+   * execution); `done` once its outcome is recorded.
+   */
   state: string;
   /** `ok` or the stored error code. */
   outcome: string | null;
@@ -97,8 +101,12 @@ export interface IdempotencyTable {
   response: string | null;
   /** JSON of the response headers to replay. */
   headers: string | null;
+  /** When the claim was taken; also the claim's fencing token (`rpc/idempotency.ts`). */
   create_time: number;
-  /** A `running` claim older than this was abandoned (crash) and may be taken over. */
+  /**
+   * A `running` claim older than this was abandoned (crash) and may be taken over; an `applied`
+   * one is answered 409 until then (its outcome may still be recorded), `already_exists` after.
+   */
   lock_expire_time: number;
   /** End of the 24-hour window. */
   expire_time: number;

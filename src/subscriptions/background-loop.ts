@@ -5,6 +5,8 @@
  * told). Between rounds the loop sleeps for what `sleepMs()` says (undefined: until kicked), so
  * work written by other replicas, or falling due later, is found.
  */
+import { outsideCalls } from '../store/commit-hook';
+
 export type RoundResult = 'more' | 'busy' | 'idle';
 
 /** What a loop runs: a round, how long to sleep after one, where errors go. */
@@ -31,6 +33,11 @@ export class BackgroundLoop {
 
   /** Run a round now, or once more after the one in progress. */
   kick(): void {
+    // A round started from a call is not that call's effect: it runs no call's commit hook.
+    outsideCalls(() => this.kickNow());
+  }
+
+  private kickNow(): void {
     if (!this.running) return;
     if (this.current) {
       this.again = true;

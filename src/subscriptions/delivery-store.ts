@@ -100,9 +100,12 @@ export class DeliveryStore {
     };
   }
 
-  /** A new pending delivery of an existing event (resend). */
+  /**
+   * A new pending delivery of an existing event (resend). In a transaction although one statement:
+   * the call's idempotency claim is marked applied with it (`store/commit-hook.ts`).
+   */
   async addDelivery(accountId: string, subscriptionId: string, eventId: string, id: string, now: number): Promise<void> {
-    await this.database.db.insertInto('webhook_deliveries').values(this.pendingRow(accountId, subscriptionId, eventId, id, now)).execute();
+    await this.database.transaction((trx) => trx.insertInto('webhook_deliveries').values(this.pendingRow(accountId, subscriptionId, eventId, id, now)).execute());
   }
 
   /**
