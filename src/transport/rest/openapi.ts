@@ -151,6 +151,7 @@ const REQUEST_ID_HEADER = { 'Request-Id': { description: 'Identifies the call (a
 function errorResponse(status: number): Json {
   const headers: Json = { ...REQUEST_ID_HEADER };
   if (status === 429 || status === 503) headers['Retry-After'] = { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } };
+  if (status === 409) headers['Retry-After'] = { description: 'With `idempotency_key_in_use`: seconds to wait before retrying.', schema: { type: 'integer' } };
   if (status === 401) headers['WWW-Authenticate'] = { description: '`Bearer`.', schema: { type: 'string' } };
   const codes = (CODES_BY_STATUS.get(status) ?? []).map((c) => `\`${c}\``).join(', ');
   return { description: `${STATUS_TEXT[status] ?? 'Error'}: ${codes}.`, headers, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
