@@ -10,7 +10,7 @@ import { AccountServiceService } from '../gen/forecast/v1/account_service.pb';
 import { AccountStore } from './accounts/account-store';
 import { accountService } from './accounts/account-service';
 import { keyService } from './accounts/key-service';
-import { quotaInterceptor, rateLimitHeaders, monthOf, UsageStore } from './accounts/quota';
+import { quotaInterceptor, rateLimitDescriber, UsageStore } from './accounts/quota';
 import { systemClock, type Clock } from './clock';
 import type { Config } from './config';
 import { entityService } from './entities/entity-service';
@@ -217,17 +217,12 @@ export async function createService(config: Config, options: ServiceOptions = {}
       accounts: ctx.accounts,
       clock,
       log,
+      // Every answer to a caller of a tier with a quota carries its RateLimit headers (API.md section 12).
+      describeCaller: rateLimitDescriber(ctx.usage, clock),
       // Idempotency first: a replay returns before the quota interceptor, so it does not count.
       interceptors: [
-        idempotencyInterceptor(ctx.idempotency, clock, {
-          appliesTo: (path) => postMethods.has(path),
-          onReplay: async (callCtx) => {
-            const p = callCtx.principal!;
-            const now = clock.now();
-            const used = await ctx.usage.used(p.accountId, monthOf(now).key);
-            for (const [k, v] of Object.entries(rateLimitHeaders(p.tier, used, now))) callCtx.setHeader(k, v);
-          },
-        }),
+        // (A replay's RateLimit headers, not stored, come from describeCaller.)
+        idempotencyInterceptor(ctx.idempotency, clock, { appliesTo: (path) => postMethods.has(path) }),
         // Reads of the account itself are free (API.md section 12): a user over quota still sees their usage.
         quotaInterceptor(ctx.usage, clock, { exempt: (path) => QUOTA_EXEMPT.has(path) }),
       ],

@@ -7,6 +7,7 @@
 import { sql } from 'kysely';
 import { formatTime, type Clock } from '../clock';
 import type { Interceptor } from '../rpc/pipeline';
+import type { Principal } from './auth';
 import { ServiceError } from '../rpc/errors';
 import { outsideCalls } from '../store/commit-hook';
 import type { Database } from '../store/database';
@@ -133,27 +134,42 @@ export function rateLimitHeaders(tier: Tier, used: number, now: number): Record<
 export interface QuotaOptions {
   /**
    * Methods that are not counted and never refused (reads of the account itself, API.md section
-   * 12), so a user over quota can still see their usage. They still carry the RateLimit headers.
+   * 12), so a user over quota can still see their usage. They still carry the RateLimit headers
+   * (`rateLimitDescriber`).
    */
   readonly exempt?: (methodPath: string) => boolean;
 }
 
 /**
+ * The `RateLimit-Policy` / `RateLimit` headers for every answer to a caller whose key is known
+ * (`PipelineDeps.describeCaller`), where the quota interceptor did not set them on the way: calls
+ * never counted (exempt reads, idempotent replays, a public method called with a key) and calls
+ * refused before or after the count (403, 400, 404, …). They show the month's remaining as it
+ * stands, counting nothing. Unlimited tiers (Enterprise) have no quota to describe: no headers,
+ * and no read.
+ */
+export function rateLimitDescriber(usage: UsageStore, clock: Clock) {
+  return async (caller: Principal, headers: Readonly<Record<string, string>>): Promise<Record<string, string>> => {
+    if ('ratelimit' in headers || TIERS[caller.tier].monthlyQuota === null) return {};
+    const now = clock.now();
+    return rateLimitHeaders(caller.tier, await usage.used(caller.accountId, monthOf(now).key), now);
+  };
+}
+
+/**
  * The quota interceptor: counts every authenticated call once (before it runs) and refuses it
  * with 429 `quota_exceeded` + `Retry-After` once the month's quota is used; exempt methods are
- * neither counted nor refused.
+ * neither counted nor refused. A counted call's RateLimit headers carry the count it took.
  */
 export function quotaInterceptor(usage: UsageStore, clock: Clock, options: QuotaOptions = {}): Interceptor {
   return async ({ ctx, entry }, next) => {
     const principal = ctx.principal;
     if (!principal) return next();
+    // Uncounted: the pipeline's describer adds the headers once the call has its answer.
+    if (options.exempt?.(entry.path)) return next();
     const now = clock.now();
     const month = monthOf(now);
     const limit = TIERS[principal.tier].monthlyQuota;
-    if (options.exempt?.(entry.path)) {
-      if (limit !== null) for (const [k, v] of Object.entries(rateLimitHeaders(principal.tier, await usage.used(principal.accountId, month.key), now))) ctx.setHeader(k, v);
-      return next();
-    }
     const count = await usage.consume(principal.accountId, month.key, limit);
     if (count === undefined) {
       const retryAfter = Math.max(1, Math.ceil((month.end - now) / 1000));

@@ -200,8 +200,6 @@ export class IdempotencyStore {
 export interface IdempotencyOptions {
   /** Which methods take idempotency keys (the POST methods). */
   readonly appliesTo: (methodPath: string) => boolean;
-  /** Called on a replay of an authenticated call to add headers a fresh call would have (e.g. current RateLimit). */
-  readonly onReplay?: (ctx: Parameters<Interceptor>[0]['ctx']) => Promise<void>;
 }
 
 /** The idempotency interceptor; place it before the quota interceptor so replays do not count. */
@@ -230,7 +228,6 @@ export function idempotencyInterceptor(store: IdempotencyStore, clock: Clock, op
       const headers = JSON.parse(row.headers ?? '{}') as Record<string, string>;
       for (const [k, v] of Object.entries(headers)) ctx.setHeader(k, v);
       ctx.setHeader('idempotent-replayed', 'true');
-      if (ctx.principal) await options.onReplay?.(ctx);
       if (row.outcome === 'ok') return entry.definition.responseDeserialize(Buffer.from(row.response ?? '', 'base64'));
       const saved = JSON.parse(row.response ?? '{}') as { message: string; details?: Record<string, unknown>; headers?: Record<string, string> };
       throw new ServiceError(row.outcome as ErrorCode, saved.message, saved.details, saved.headers);

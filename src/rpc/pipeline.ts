@@ -51,6 +51,16 @@ export interface PipelineDeps {
   readonly clock: Clock;
   readonly log: Logger;
   readonly interceptors?: readonly Interceptor[];
+  /**
+   * Headers that describe the caller's account on every answer to a call whose key is known
+   * (the quota's `RateLimit` headers), added once the call has its outcome, success or error
+   * (a 403, a 400 from decoding, a 404 from the endpoint, an idempotent replay alike). `headers`
+   * are those set so far: what they already say is not asked again. On a public method the
+   * caller is the owner of a valid key sent with it (an invalid one is ignored there: the method
+   * needs none). Not asked once the call's deadline has passed (the 504 goes out at once); a
+   * failure is logged and the answer goes out without them.
+   */
+  readonly describeCaller?: (caller: Principal, headers: Readonly<Record<string, string>>) => Promise<Record<string, string>>;
 }
 
 export class Pipeline {
@@ -151,11 +161,17 @@ export class Pipeline {
     if (abort) incoming.signal?.addEventListener('abort', onClientAbort, { once: true });
     const ctx = new Context(requestId, entry.path, clock, log, incoming, abort, headers);
     let timer: NodeJS.Timeout | undefined;
+    // Whose account the answer describes (describeCaller): the principal, or on a public method
+    // the owner of a valid key sent anyway (never handed to the endpoint: the method needs none).
+    let caller: Principal | undefined;
+    let outcome: CallOutcome<unknown>;
     try {
       const access = entry.endpoint.access;
       if (access !== 'public') {
-        ctx.principal = await authenticate(incoming.header('authorization'), this.deps.accounts, clock, incoming.protocol);
+        caller = ctx.principal = await authenticate(incoming.header('authorization'), this.deps.accounts, clock, incoming.protocol);
         if (access !== 'authenticated') requireScope(ctx.principal, access);
+      } else if (this.deps.describeCaller && incoming.header('authorization') !== undefined) {
+        caller = await authenticate(incoming.header('authorization'), this.deps.accounts, clock, incoming.protocol).catch(() => undefined);
       }
       const request = await decode();
       if (entry.deprecation) addDeprecationHeaders(headers, entry.deprecation);
@@ -190,18 +206,26 @@ export class Pipeline {
       }
       const response = await work;
       this.access(entry, ctx, 'ok', started);
-      return { ok: true, response, headers };
+      outcome = { ok: true, response, headers };
     } catch (caught) {
       const error = ServiceError.from(caught);
       if (error.headers) for (const [k, v] of Object.entries(error.headers)) headers[k.toLowerCase()] = v;
       if (error.code === 'internal') log.error('internal error', { requestId, method: entry.path, error: caught });
       else if (error instanceof ClientCancelledError) log.info('call cancelled by the client', { requestId, method: entry.path, protocol: incoming.protocol });
       this.access(entry, ctx, error.code, started);
-      return { ok: false, error, headers };
+      outcome = { ok: false, error, headers };
     } finally {
       if (timer) clearTimeout(timer);
       if (abort) incoming.signal?.removeEventListener('abort', onClientAbort);
     }
+    if (caller && this.deps.describeCaller && (deadline === undefined || Date.now() < deadline)) {
+      try {
+        for (const [k, v] of Object.entries(await this.deps.describeCaller(caller, headers))) headers[k.toLowerCase()] ??= v;
+      } catch (error) {
+        log.warn('could not describe the caller in the response headers', { requestId, method: entry.path, error });
+      }
+    }
+    return outcome;
   }
 
   private access(entry: MethodEntry, ctx: CallContext, outcome: string, started: bigint): void {

@@ -135,3 +135,70 @@ test('a tier change by the operator applies at once (both protocols)', async () 
     assert.match(o.headers['ratelimit-policy'], /^"monthly";q=10000;w=\d+$/, o.protocol);
   }
 });
+
+test('every answer to a Free or Pro key carries RateLimit-Policy and RateLimit, counted or not: GetVersion, GetAccount, 400 before the handler, 403, 404, a replay (both protocols); Enterprise and unauthenticated answers carry neither', async () => {
+  clock.set(Date.UTC(2027, 2, 10, 0, 0, 0)); // March (31 days), 22 days before April
+  const toReset = 22 * 86400;
+  const long = 'x'.repeat(3000); // over the 2,048-character limit, refused while decoding
+  const cases = (key: string): (() => Promise<Outcome>)[] => [
+    () => rest(t, key, { method: 'GET', path: '/v1/version' }),
+    () => grpcCall(accounts, accounts.getVersion, key, {}),
+    () => rest(t, key, { method: 'GET', path: '/v1/account' }),
+    () => grpcCall(accounts, accounts.getAccount, key, {}),
+    () => rest(t, key, { method: 'GET', path: '/v1/entities?bogus=1' }), // 400 decoding the request
+    () => grpcCall(entities, entities.getEntity, key, { entity: long }), // the same, over gRPC
+    () => rest(t, key, { method: 'GET', path: '/v1/entities/store:nowhere' }), // 404 from the endpoint
+    () => grpcCall(entities, entities.getEntity, key, { entity: 'store:nowhere' }),
+  ];
+  const expect = [
+    ['ok', false],
+    ['ok', false],
+    ['ok', false],
+    ['ok', false],
+    ['invalid_argument', false],
+    ['invalid_argument', false],
+    ['not_found', true],
+    ['not_found', true],
+  ] as const;
+  for (const [tier, limit] of [['free', 100], ['pro', 10000]] as const) {
+    const { key } = await t.account(tier);
+    let counted = 0;
+    // one at a time, so that each answer shows the count as it stands
+    for (const [i, call] of cases(key).entries()) {
+      const o = await call();
+      assert.equal(o.code, expect[i][0], `${tier} case ${i} ${o.protocol}: ${o.message}`);
+      if (expect[i][1]) counted++;
+      assert.equal(o.headers['ratelimit-policy'], `"monthly";q=${limit};w=${31 * 86400}`, `${tier} case ${i} ${o.protocol}`);
+      assert.equal(o.headers['ratelimit'], `"monthly";r=${limit - counted};t=${toReset}`, `${tier} case ${i} ${o.protocol}`);
+    }
+    // a key without the scope: 403, refused before the count
+    const readOnly = await t.account(tier, ['forecast:read']);
+    for (const o of [
+      await rest(t, readOnly.key, { method: 'POST', path: '/v1/entities', body: { entity: 'store:rl', frequency: 'P1D', axes: [{ name: 'demand' }] } }),
+      await grpcCall(entities, entities.createEntity, readOnly.key, { entity: 'store:rl', displayName: '', frequency: 'P1D', seasonLength: 0, axes: [{ name: 'demand', unit: '', kind: '' }], parents: [] }),
+    ]) {
+      assert.equal(o.code, 'permission_denied', o.protocol);
+      assert.equal(o.headers['ratelimit'], `"monthly";r=${limit};t=${toReset}`, `403 ${o.protocol}`);
+    }
+    // a stored 404 (counted) and its replay (not counted)
+    const obs = { axis: 'demand', time: '2027-03-01T00:00:00Z', value: 1 };
+    const ingest = (protocol: 'rest' | 'grpc') =>
+      protocol === 'rest'
+        ? rest(t, key, { method: 'POST', path: '/v1/entities/store:nowhere/observations', body: { observations: [obs] }, headers: { 'idempotency-key': 'rl-rest' } })
+        : grpcCall(entities, entities.ingestObservations, key, { entity: 'store:nowhere', observations: [{ ...obs, revision: '0' }] }, { 'idempotency-key': 'rl-grpc' });
+    for (const protocol of ['rest', 'grpc'] as const) {
+      const first = await ingest(protocol);
+      assert.equal(first.code, 'not_found', `${protocol}: ${first.message}`);
+      counted++;
+      assert.equal(first.headers['ratelimit'], `"monthly";r=${limit - counted};t=${toReset}`, protocol);
+      const replay = await ingest(protocol);
+      assert.equal(replay.headers['idempotent-replayed'], 'true', protocol);
+      assert.equal(replay.headers['ratelimit'], `"monthly";r=${limit - counted};t=${toReset}`, `replay ${protocol}`);
+    }
+  }
+  const ent = await t.account('enterprise');
+  for (const o of await Promise.all([...cases(ent.key), ...cases('fk_live_not-a-key')].map((call) => call()))) {
+    assert.equal(o.headers['ratelimit'], undefined, o.protocol);
+    assert.equal(o.headers['ratelimit-policy'], undefined, o.protocol);
+  }
+});
