@@ -211,7 +211,6 @@ export async function createService(config: Config, options: ServiceOptions = {}
   ];
   const methods = buildMethodTable(bindings, descriptors.registry, options.deprecations ?? DEPRECATIONS);
   const routes = RouteTable.compile(methods, descriptors.registry);
-  const postMethods = new Set(routes.routes.filter((r) => r.httpMethod === 'POST').map((r) => r.entry.path));
   const pipeline = new Pipeline(
     {
       accounts: ctx.accounts,
@@ -222,7 +221,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
       // Idempotency first: a replay returns before the quota interceptor, so it does not count.
       interceptors: [
         // (A replay's RateLimit headers, not stored, come from describeCaller.)
-        idempotencyInterceptor(ctx.idempotency, clock, { appliesTo: (path) => postMethods.has(path) }),
+        idempotencyInterceptor(ctx.idempotency, clock, { appliesTo: (path) => routes.idempotentMethods.has(path) }),
         // Reads of the account itself are free (API.md section 12): a user over quota still sees their usage.
         quotaInterceptor(ctx.usage, clock, { exempt: (path) => QUOTA_EXEMPT.has(path) }),
       ],

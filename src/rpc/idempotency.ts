@@ -54,7 +54,7 @@ import { withCommitHook } from '../store/commit-hook';
 import type { Database } from '../store/database';
 import type { Schema } from '../store/schema';
 import { SecretBox } from '../store/secret-box';
-import { invalidArgument, ServiceError, type ErrorCode, quote } from './errors';
+import { ERROR_STATUS, invalidArgument, ServiceError, type ErrorCode, quote } from './errors';
 import type { Interceptor } from './pipeline';
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000;
@@ -71,8 +71,31 @@ export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 /** Shortest key a method without an API key accepts (see the file comment). */
 export const MIN_PUBLIC_KEY_LENGTH = 16;
 
-/** Error codes that refuse the request itself before anything ran: never stored, the key is released. */
-const NOT_EXECUTED: ReadonlySet<ErrorCode> = new Set(['invalid_argument', 'invalid_cursor', 'unauthenticated', 'permission_denied', 'quota_exceeded']);
+/**
+ * Error codes that refuse the request itself before anything ran: never stored, the key is
+ * released. (Those of reading the request, 413 and 415, and the interceptor's own 409 and 422
+ * are raised before a key is claimed; they are listed so that `storesOutcome` is exact.)
+ */
+const NOT_EXECUTED: ReadonlySet<ErrorCode> = new Set([
+  'invalid_argument',
+  'invalid_cursor',
+  'unauthenticated',
+  'permission_denied',
+  'quota_exceeded',
+  'payload_too_large',
+  'unsupported_media_type',
+  'idempotency_key_in_use',
+  'idempotency_key_reused',
+]);
+
+/**
+ * Whether an outcome with this error code is stored under its Idempotency-Key (and so may come
+ * back as a replay with `Idempotent-Replayed: true`); a success always is. Not those refused
+ * before anything ran, nor status ≥ 500 (file comment).
+ */
+export function storesOutcome(code: ErrorCode): boolean {
+  return ERROR_STATUS[code].http < 500 && !NOT_EXECUTED.has(code);
+}
 
 /** Response headers that describe the moment, not the response: never replayed from storage. */
 const VOLATILE_HEADERS = new Set(['request-id', 'api-version', 'ratelimit', 'ratelimit-policy', 'retry-after', 'idempotent-replayed']);
@@ -259,10 +282,9 @@ export function idempotencyInterceptor(store: IdempotencyStore, clock: Clock, op
       open = false;
       const error = ServiceError.from(err);
       // A refusal says nothing was done (a transaction it committed only read: SignUp's rate limit);
-      // a failure ≥ 500 may come after a commit, and then the claim stays.
-      if (NOT_EXECUTED.has(error.code)) await store.release(accountId, entry.path, stored, token, false);
-      else if (error.httpStatus >= 500) await store.release(accountId, entry.path, stored, token, true);
-      else await record(error.code, JSON.stringify({ message: error.message, details: error.details, headers: error.headers }));
+      // a failure ≥ 500 may come after a commit, and then the claim stays; anything else is stored.
+      if (storesOutcome(error.code)) await record(error.code, JSON.stringify({ message: error.message, details: error.details, headers: error.headers }));
+      else await store.release(accountId, entry.path, stored, token, !NOT_EXECUTED.has(error.code));
       throw err;
     }
     open = false;

@@ -53,14 +53,20 @@ export async function rest(t: TestService, key: string | undefined, req: RestReq
   const plan = clientPlan(t, req);
   restCalls[plan ? 'client' : 'fetch']++;
   const outcome = await (plan ? viaClient(t, key, plan) : viaFetch(t, key, req));
-  checkDocumented(t, req, outcome.status);
+  checkDocumented(t, req, outcome.status, outcome.headers);
   return outcome;
 }
 
 const documents = new WeakMap<TestService, any>();
 
-/** Every status an operation answers in any test must be listed in its OpenAPI operation. */
-function checkDocumented(t: TestService, req: RestRequest, status: number): void {
+/** The protocol headers (API.md sections 2, 4, 11, 12) the OpenAPI document declares where they are sent. */
+const PROTOCOL_HEADERS = ['request-id', 'api-version', 'ratelimit', 'ratelimit-policy', 'retry-after', 'idempotent-replayed', 'www-authenticate'];
+
+/**
+ * Every status an operation answers in any test must be listed in its OpenAPI operation, and
+ * every protocol header sent with it declared on that response.
+ */
+function checkDocumented(t: TestService, req: RestRequest, status: number, headers: Record<string, string>): void {
   let match: RouteMatch;
   try {
     match = t.service.routes.match(req.method === 'HEAD' ? 'GET' : req.method, req.path.split('?')[0]);
@@ -74,6 +80,9 @@ function checkDocumented(t: TestService, req: RestRequest, status: number): void
   if (!op?.responses[String(status)]) {
     throw new Error(`${match.route.httpMethod} ${template} answered ${status}, which its OpenAPI operation does not list (${Object.keys(op?.responses ?? {}).join(', ')}): name the error in the method's proto comment (see src/transport/rest/openapi.ts)`);
   }
+  const declared = Object.keys(op.responses[String(status)].headers ?? {}).map((h) => h.toLowerCase());
+  const undeclared = PROTOCOL_HEADERS.filter((h) => h in headers && !declared.includes(h));
+  if (undeclared.length > 0) throw new Error(`${match.route.httpMethod} ${template} answered ${status} with ${undeclared.join(', ')}, which its OpenAPI response does not declare (see responseHeaders in src/transport/rest/openapi.ts)`);
 }
 
 /** How many `rest` calls of this test file went through the generated client, and how many not. */

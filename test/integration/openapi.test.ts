@@ -1,6 +1,8 @@
 /**
  * The OpenAPI document is generated from the route table: every route, with parameters, bodies,
- * comments, required fields, error statuses; and @redocly/cli lint passes it clean (offline).
+ * comments, required fields, error statuses, the protocol headers (Idempotency-Key on the methods
+ * that take one; Request-Id, API-Version, RateLimit, Idempotent-Replayed… on responses, checked
+ * against live answers); and @redocly/cli lint passes it clean (offline).
  */
 import { afterAll, beforeAll, test } from '@jest/globals';
 import assert from 'node:assert/strict';
@@ -48,12 +50,10 @@ test('path and query parameters, bodies and response bodies follow the annotatio
 });
 
 test('every $ref resolves', () => {
-  const refs = JSON.stringify(doc).match(/"\$ref":"#\/components\/schemas\/[^"]+"/g) ?? [];
-  assert.ok(refs.length > 10);
-  for (const r of refs) {
-    const name = r.slice('"$ref":"#/components/schemas/'.length, -1);
-    assert.ok(doc.components.schemas[name], name);
-  }
+  const refs = [...JSON.stringify(doc).matchAll(/"\$ref":"#\/components\/(\w+)\/([^"]+)"/g)];
+  assert.ok(refs.filter((r) => r[1] === 'schemas').length > 10);
+  assert.ok(refs.some((r) => r[1] === 'headers') && refs.some((r) => r[1] === 'parameters'));
+  for (const [, kind, name] of refs) assert.ok(doc.components[kind]?.[name], `${kind}/${name}`);
 });
 
 test('required fields (google.api.field_behavior) are in the required lists; output-only ones are read-only', () => {
@@ -84,6 +84,77 @@ test('every operation lists the error statuses it can answer, with the error bod
       assert.ok(op.responses['429'] === undefined || op.responses['429'].headers['Retry-After']);
     }
   }
+});
+
+/** A response's header names, with `$ref`s to `components/headers` resolved. */
+const headerNames = (response: any): string[] => Object.keys(response.headers ?? {});
+const resolve = (x: any, kind: 'headers' | 'parameters'): any => (x?.$ref ? doc.components[kind][x.$ref.split('/').pop()] : x);
+
+test('Idempotency-Key is a header parameter of exactly the methods that take one, as the server decides (every POST)', () => {
+  const idempotent = t.service.routes.idempotentMethods;
+  assert.ok(idempotent.size > 10);
+  for (const r of t.service.routes.routes) {
+    const op = doc.paths[r.template.template][r.httpMethod.toLowerCase()];
+    const params = op.parameters.map((p: any) => resolve(p, 'parameters')).filter((p: any) => p.in === 'header' && p.name === 'Idempotency-Key');
+    assert.equal(params.length, idempotent.has(r.entry.path) ? 1 : 0, `${r.httpMethod} ${r.template.template}`);
+    assert.equal(idempotent.has(r.entry.path), r.httpMethod === 'POST', `${r.httpMethod} ${r.template.template}`);
+    if (params.length === 0) continue;
+    const [p] = params;
+    assert.equal(p.required, false);
+    assert.equal(p.schema.maxLength, 255);
+    // a method without an API key (SignUp): the key alone guards the replay, so it must be long
+    assert.equal(p.schema.minLength, r.entry.endpoint.access === 'public' ? 16 : 1, r.entry.name);
+  }
+  assert.equal(resolve(doc.paths['/v1/signup'].post.parameters[0], 'parameters').schema.minLength, 16);
+});
+
+test('responses declare the protocol headers: Request-Id and API-Version always, RateLimit and RateLimit-Policy whenever the key is known, Idempotent-Replayed where a stored answer can come back', () => {
+  for (const name of ['RequestId', 'APIVersion', 'RateLimit', 'RateLimitPolicy', 'RetryAfter', 'IdempotentReplayed', 'WWWAuthenticate']) {
+    assert.ok(doc.components.headers[name]?.schema, name);
+  }
+  for (const [path, ops] of Object.entries<any>(doc.paths)) {
+    for (const [method, op] of Object.entries<any>(ops)) {
+      const takesKey = op.parameters.some((p: any) => resolve(p, 'parameters').name === 'Idempotency-Key');
+      for (const [status, response] of Object.entries<any>(op.responses)) {
+        const names = headerNames(response);
+        const at = `${method} ${path} ${status}`;
+        for (const n of ['Request-Id', 'API-Version']) assert.equal(resolve(response.headers[n], 'headers').required, true, `${at} ${n}`);
+        assert.equal(names.includes('RateLimit') && names.includes('RateLimit-Policy'), status !== '401', at);
+        if (status === '200') assert.equal(names.includes('Idempotent-Replayed'), takesKey, at);
+        if (!takesKey) assert.ok(!names.includes('Idempotent-Replayed'), at);
+        if (['401', '403', '413', '415', '429', '500', '503', '504'].includes(status)) assert.ok(!names.includes('Idempotent-Replayed'), `${at}: never stored, never replayed`);
+      }
+    }
+  }
+  const create = doc.paths['/v1/entities'].post.responses;
+  assert.ok(headerNames(create['409']).includes('Idempotent-Replayed'), 'already_exists is stored and replayed');
+  assert.deepEqual(headerNames(doc.paths['/v1/entities'].get.responses['429']), ['Request-Id', 'API-Version', 'RateLimit', 'RateLimit-Policy', 'Retry-After']);
+});
+
+test('what the server sends on a call is what the document declares: headers of live answers (REST)', async () => {
+  const { key } = await t.account('free');
+  const calls: [string, string, Record<string, string>, unknown, string][] = [
+    ['GET', '/v1/version', { authorization: `Bearer ${key}` }, undefined, '200'],
+    ['GET', '/v1/account', { authorization: `Bearer ${key}` }, undefined, '200'],
+    ['GET', '/v1/entities/store:nowhere', { authorization: `Bearer ${key}` }, undefined, '404'],
+    ['GET', '/v1/entities', {}, undefined, '401'],
+    ['POST', '/v1/entities', { authorization: `Bearer ${key}`, 'idempotency-key': 'doc-1' }, { entity: 'store:doc', frequency: 'P1D', axes: [{ name: 'demand' }] }, '200'],
+    ['POST', '/v1/entities', { authorization: `Bearer ${key}`, 'idempotency-key': 'doc-1' }, { entity: 'store:doc', frequency: 'P1D', axes: [{ name: 'demand' }] }, '200'],
+  ];
+  const protocol = ['request-id', 'api-version', 'ratelimit', 'ratelimit-policy', 'retry-after', 'idempotent-replayed', 'www-authenticate'];
+  let replayed = false;
+  for (const [method, path, headers, body, status] of calls) {
+    const res = await fetch(t.baseUrl + path, { method, headers: { ...headers, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
+    await res.text();
+    assert.equal(String(res.status), status, `${method} ${path}`);
+    const template = path === '/v1/entities/store:nowhere' ? '/v1/entities/{entity}' : path;
+    const declared = headerNames(doc.paths[template][method.toLowerCase()].responses[status]).map((n) => n.toLowerCase());
+    const sent = protocol.filter((h) => res.headers.has(h));
+    assert.ok(sent.includes('api-version') && sent.includes('request-id'), `${method} ${path}`);
+    for (const h of sent) assert.ok(declared.includes(h), `${method} ${path} ${status} sends ${h}, which its OpenAPI response does not declare`);
+    replayed ||= res.headers.get('idempotent-replayed') === 'true';
+  }
+  assert.ok(replayed, 'the second POST was a replay');
 });
 
 test('servers, license, contact and tagged services', () => {

@@ -3,7 +3,10 @@
  * gateway serves and from the proto comments in the descriptor image (STYLE 3): paths, methods,
  * path/query parameters, bodies, response schemas with `required` (google.api.field_behavior
  * REQUIRED) and `readOnly` (OUTPUT_ONLY) fields, every error status an operation can answer
- * with the error body, and the bearer scheme. `@redocly/cli lint` passes it with no warnings
+ * with the error body, the bearer scheme, and the protocol headers: `Idempotency-Key` on the
+ * methods that take one, and on responses `Request-Id`, `API-Version`, `RateLimit`,
+ * `RateLimit-Policy`, `Retry-After`, `Idempotent-Replayed` where the server sends them
+ * (`responseHeaders`), each declared once in `components`. `@redocly/cli lint` passes it with no warnings
  * (test/integration/openapi.test.ts); `/docs` renders it.
  *
  * Error statuses of an operation: those of the shared mechanism (400 for any input; 401/403 by
@@ -13,6 +16,7 @@
  */
 import { type DescEnum, type DescField, type DescFile, type DescMessage, type DescMethod } from '@bufbuild/protobuf';
 import { ERROR_STATUS, type ErrorCode } from '../../rpc/errors';
+import { MAX_IDEMPOTENCY_KEY_LENGTH, MIN_PUBLIC_KEY_LENGTH, storesOutcome } from '../../rpc/idempotency';
 import { API_VERSION } from '../../rpc/pipeline';
 import { behaviors, OUTPUT_ONLY, REQUIRED } from './field-behavior';
 import type { Route, RouteTable } from './route-table';
@@ -146,18 +150,78 @@ const STATUS_TEXT: Record<number, string> = {
   500: 'Internal error', 503: 'Unavailable', 504: 'Deadline exceeded',
 };
 
-const REQUEST_ID_HEADER = { 'Request-Id': { description: 'Identifies the call (also in the error body), for support.', schema: { type: 'string' } } };
+/**
+ * The protocol headers (API.md sections 2, 4, 11, 12), declared once in `components` and referred
+ * to by every response that can carry them (`responseHeaders`).
+ */
+const HEADERS: Readonly<Record<string, Json>> = {
+  'Request-Id': { description: 'Identifies the call (also in the error body), for support.', required: true, schema: { type: 'string' } },
+  'API-Version': { description: `The contract version (semantic versioning), e.g. \`${API_VERSION}\`; also answered by \`GET /v1/version\`.`, required: true, schema: { type: 'string' } },
+  RateLimit: {
+    description:
+      'What is left of the monthly quota (IETF draft): `"monthly";r=<remaining>;t=<seconds to reset>`. On every answer to a call made with a valid API key of a tier with a quota (Free, Pro), counted or not; never for Enterprise (unlimited) nor without a valid key.',
+    schema: { type: 'string', examples: ['"monthly";r=97;t=86400'] },
+  },
+  'RateLimit-Policy': {
+    description: 'The monthly quota (IETF draft): `"monthly";q=<limit>;w=<seconds in the month>`. Sent with `RateLimit`.',
+    schema: { type: 'string', examples: ['"monthly";q=100;w=2592000'] },
+  },
+  'Retry-After': { description: 'Seconds to wait before retrying (429: until the month resets; 409: with `idempotency_key_in_use`).', schema: { type: 'integer' } },
+  'WWW-Authenticate': { description: '`Bearer`.', schema: { type: 'string' } },
+  'Idempotent-Replayed': {
+    description: '`true` when this is the stored answer to an earlier request with the same `Idempotency-Key` (not sent otherwise).',
+    schema: { type: 'string', enum: ['true'] },
+  },
+};
 
-function errorResponse(status: number): Json {
-  const headers: Json = { ...REQUEST_ID_HEADER };
-  if (status === 429 || status === 503) headers['Retry-After'] = { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } };
-  if (status === 409) headers['Retry-After'] = { description: 'With `idempotency_key_in_use`: seconds to wait before retrying.', schema: { type: 'integer' } };
-  if (status === 401) headers['WWW-Authenticate'] = { description: '`Bearer`.', schema: { type: 'string' } };
-  const codes = (CODES_BY_STATUS.get(status) ?? []).map((c) => `\`${c}\``).join(', ');
-  return { description: `${STATUS_TEXT[status] ?? 'Error'}: ${codes}.`, headers, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+/** Component name of a header (`RateLimit-Policy` → `RateLimitPolicy`). */
+const headerRef = (name: string): Json => ({ $ref: `#/components/headers/${name.replace(/-/g, '')}` });
+
+/** The `Idempotency-Key` request header of a method that takes one; a method without an API key needs a longer one. */
+function idempotencyKeyRef(route: Route): Json {
+  return { $ref: `#/components/parameters/${route.entry.endpoint.access === 'public' ? 'IdempotencyKeyWithoutApiKey' : 'IdempotencyKey'}` };
 }
 
-function operation(route: Route, schemas: Map<string, Json>): Json {
+const IDEMPOTENCY_KEY_DOC =
+  'Makes a retry safe (API.md section 11): within 24 hours the same key with the same request answers the stored response (`Idempotent-Replayed: true`), with a different request 422 `idempotency_key_reused`, while the first still runs 409 `idempotency_key_in_use`. Scoped to the account and the method.';
+
+const PARAMETERS: Readonly<Record<string, Json>> = {
+  IdempotencyKey: { name: 'Idempotency-Key', in: 'header', required: false, description: IDEMPOTENCY_KEY_DOC, schema: { type: 'string', minLength: 1, maxLength: MAX_IDEMPOTENCY_KEY_LENGTH } },
+  IdempotencyKeyWithoutApiKey: {
+    name: 'Idempotency-Key',
+    in: 'header',
+    required: false,
+    description: `${IDEMPOTENCY_KEY_DOC} This method needs no API key, so the key alone guards the replay: at least ${MIN_PUBLIC_KEY_LENGTH} characters (use a random UUID).`,
+    schema: { type: 'string', minLength: MIN_PUBLIC_KEY_LENGTH, maxLength: MAX_IDEMPOTENCY_KEY_LENGTH },
+  },
+};
+
+/**
+ * The headers a response with `status` (200 or an error) can carry, as the server
+ * sets them: Request-Id and API-Version always (rpc/pipeline.ts); the RateLimit pair whenever
+ * the caller's key is known, so on every status but 401 (the quota's describer; a public method
+ * called with a key included); Retry-After on 409, 429 and 503; Idempotent-Replayed on the outcomes a
+ * method taking an Idempotency-Key stores (`storesOutcome`).
+ */
+function responseHeaders(status: number, idempotent: boolean): Json {
+  const names = ['Request-Id', 'API-Version'];
+  if (status !== 401) names.push('RateLimit', 'RateLimit-Policy');
+  if (status === 429 || status === 503 || status === 409) names.push('Retry-After');
+  if (status === 401) names.push('WWW-Authenticate');
+  if (idempotent && (status === 200 || (CODES_BY_STATUS.get(status) ?? []).some(storesOutcome))) names.push('Idempotent-Replayed');
+  return Object.fromEntries(names.map((n) => [n, headerRef(n)]));
+}
+
+function errorResponse(status: number, idempotent: boolean): Json {
+  const codes = (CODES_BY_STATUS.get(status) ?? []).map((c) => `\`${c}\``).join(', ');
+  return {
+    description: `${STATUS_TEXT[status] ?? 'Error'}: ${codes}.`,
+    headers: responseHeaders(status, idempotent),
+    content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+  };
+}
+
+function operation(route: Route, schemas: Map<string, Json>, idempotent: boolean): Json {
   const method = route.method;
   const pathVars = new Set(route.template.variables);
   const parameters: Json[] = [...pathVars].map((name) => {
@@ -172,11 +236,12 @@ function operation(route: Route, schemas: Map<string, Json>): Json {
       parameters.push({ name: f.name, in: 'query', required: behaviors(f).includes(REQUIRED), ...(description ? { description } : {}), schema });
     }
   }
+  if (idempotent) parameters.push(idempotencyKeyRef(route));
   const doc = methodDoc(method);
   const responses: Json = {
     '200': {
       description: 'OK',
-      headers: REQUEST_ID_HEADER,
+      headers: responseHeaders(200, idempotent),
       content: route.rawBody
         ? // a google.api.HttpBody: the body is its raw bytes, described by the method's comment
           { 'application/json': { schema: {} } }
@@ -187,7 +252,7 @@ function operation(route: Route, schemas: Map<string, Json>): Json {
           },
     },
   };
-  for (const status of errorStatuses(route, doc)) responses[String(status)] = errorResponse(status);
+  for (const status of errorStatuses(route, doc)) responses[String(status)] = errorResponse(status, idempotent);
   const op: Json = {
     operationId: `${route.entry.service.split('.').pop()}_${route.entry.name}`,
     summary: route.entry.name,
@@ -227,7 +292,7 @@ export function openApiDocument(routes: RouteTable, serverUrl = '/'): Json {
   for (const route of routes.routes) {
     const path = route.template.template;
     paths[path] ??= {};
-    paths[path][route.httpMethod.toLowerCase()] = operation(route, schemas);
+    paths[path][route.httpMethod.toLowerCase()] = operation(route, schemas, routes.idempotentMethods.has(route.entry.path));
   }
   const services = new Map(routes.routes.map((r) => [r.entry.service, r.method.parent]));
   const tags = [...services.values()].map((service) => ({
@@ -249,6 +314,8 @@ export function openApiDocument(routes: RouteTable, serverUrl = '/'): Json {
     paths,
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'API key: fk_live_…' } },
+      parameters: PARAMETERS,
+      headers: Object.fromEntries(Object.entries(HEADERS).map(([name, header]) => [name.replace(/-/g, ''), header])),
       schemas: Object.fromEntries([...schemas.entries()].sort(([a], [b]) => a.localeCompare(b))),
     },
   };

@@ -44,7 +44,15 @@ interface HttpRuleLike {
 }
 
 export class RouteTable {
-  private constructor(readonly routes: readonly Route[]) {}
+  /**
+   * Methods that take an `Idempotency-Key` (API.md section 11: every POST method), by gRPC path:
+   * the one list the idempotency interceptor (both protocols) and the OpenAPI document follow.
+   */
+  readonly idempotentMethods: ReadonlySet<string>;
+
+  private constructor(readonly routes: readonly Route[]) {
+    this.idempotentMethods = new Set(routes.filter((r) => r.httpMethod === 'POST').map((r) => r.entry.path));
+  }
 
   /** Compile the routes of every method in `methods` that carries a `google.api.http` rule. */
   static compile(methods: ReadonlyMap<string, MethodEntry>, registry: Registry): RouteTable {
