@@ -1,12 +1,18 @@
 /**
- * Cursor pagination (API.md section 10). Page size: default 50, max 200 (larger → 200),
- * negative → 400. Cursors are opaque and tamper-evident: base64url(JSON position) + "." +
- * HMAC-SHA256 over (account, query fingerprint, position) with a server secret shared by all
- * replicas, so a cursor only works for the account and the exact query that produced it.
+ * Cursor pagination (API.md section 10). Page size: default 50, max 200 (larger → 200, on REST
+ * also beyond int32), negative or non-integer → 400. Cursors are opaque and tamper-evident:
+ * base64url(JSON position) + "." + HMAC-SHA256 over (account, query fingerprint, position) with a
+ * server secret shared by all replicas, so a cursor only works for the account and the exact
+ * query that produced it.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { invalidArgument, ServiceError } from './errors';
 
+/**
+ * The request field that holds the page size, in every List method (AIP-158). The REST gateway
+ * reads a positive value beyond int32 there as the largest int32, so it is coerced as well.
+ */
+export const PAGE_SIZE_FIELD = 'page_size';
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 200;
 /** Longest cursor accepted (ours are far shorter): anything longer is refused unread. */

@@ -237,6 +237,34 @@ describe('page sizes', () => {
     });
   }
 
+  test('REST: a page_size beyond int32 is large, coerced to 200 like any other (query string and JSON body); other int32 fields keep their range check', async () => {
+    for (const size of ['2147483647', '2147483648', '99999999999', '99999999999999999999999']) {
+      const o = await rest(t, pageKey, { method: 'GET', path: `/v1/entities?page_size=${size}` });
+      assert.equal(o.code, 'ok', `${size}: ${o.message}`);
+      assert.equal(o.data.entities.length, 200, size);
+    }
+    // a List method with a JSON body (QueryPaths): the same, as a number or as text (another
+    // account, so the 205 items stay as they are)
+    const other = (await t.account('enterprise')).key;
+    await rest(t, other, { method: 'POST', path: '/v1/entities', body: { entity: 'item:root', frequency: 'P1D', axes: [{ name: 'demand' }] } });
+    for (const page_size of [99999999999, '99999999999']) {
+      const o = await rest(t, other, { method: 'POST', path: '/v1/paths/query', body: { from: 'item:root', page_size } });
+      assert.equal(o.code, 'ok', `${JSON.stringify(page_size)}: ${o.message}`);
+    }
+    for (const [path, body, field] of [
+      ['/v1/entities?page_size=-99999999999', undefined, 'page_size'],
+      ['/v1/entities?page_size=1e11', undefined, 'page_size'],
+      ['/v1/entities?page_size=99999999999.5', undefined, 'page_size'],
+      ['/v1/paths/query', { from: 'item:root', page_size: 99999999999.5 }, 'page_size'],
+      ['/v1/paths/query', { from: 'item:root', depth: 99999999999 }, 'depth'],
+      ['/v1/paths/query', { from: 'item:root', horizon: '99999999999' }, 'horizon'],
+    ] as const) {
+      const o = await rest(t, body ? other : pageKey, { method: body ? 'POST' : 'GET', path, body });
+      assert.equal(o.code, 'invalid_argument', `${path} ${JSON.stringify(body)}: ${o.message}`);
+      assert.ok(o.message.startsWith(`${field}: `), o.message);
+    }
+  });
+
   test('negative or non-integer page sizes are 400 naming page_size (both protocols)', async () => {
     for (const o of [
       await rest(t, pageKey, { method: 'GET', path: '/v1/entities?page_size=-1' }),

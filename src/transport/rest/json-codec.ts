@@ -6,11 +6,13 @@
  * names on output, every field emitted. Stricter than proto3 JSON requires, on purpose: `null`
  * is refused for anything but a message (where it means "absent"), so `"value": null` is an
  * error rather than a silent 0; integers given as text must be decimal (`"0x10"` is not 16),
- * and so must floating-point numbers (or NaN/Infinity/-Infinity). The endpoint itself sees the same generated (ts-proto)
+ * and so must floating-point numbers (or NaN/Infinity/-Infinity). One leniency: a `page_size`
+ * beyond int32 is read as "large" (`saturatePageSize`). The endpoint itself sees the same generated (ts-proto)
  * objects as over gRPC: JSON → reflective message → binary → generated decoder, and back.
  */
 import { fromBinary, fromJson, ScalarType, toBinary, toJson, type DescField, type DescMessage, type JsonValue } from '@bufbuild/protobuf';
 import { invalidArgument, QUOTE_CHARS, ServiceError } from '../../rpc/errors';
+import { PAGE_SIZE_FIELD } from '../../rpc/pagination';
 import { requiredFields } from './field-behavior';
 import type { Route } from './route-table';
 
@@ -34,7 +36,28 @@ export function decodeRequest(route: Route, vars: Record<string, string>, query:
   }
   if (route.body !== '*') addQuery(route.input, object, query);
   else if ([...query.keys()].length > 0) throw invalidArgument([...query.keys()][0], 'query parameters are not accepted by this method (send them in the body)');
+  saturatePageSize(route.input, object);
   return encodeJson(route.input, object);
+}
+
+const INT32_MAX = 2 ** 31 - 1;
+
+/**
+ * A request's `page_size` (API.md section 10, every List method's proto comment: larger values
+ * are coerced to the maximum) given as a positive integer beyond int32, from the query string or
+ * a JSON body, is read as the largest int32, which the endpoint coerces to its maximum like any
+ * other large size. Why: JSON can state a size the int32 field cannot hold (a gRPC client's
+ * cannot exceed it), and "too large" must not be 400 on one protocol only. Every other int32
+ * field keeps its range check, and a negative or non-integer page_size is still 400.
+ */
+function saturatePageSize(schema: DescMessage, object: Record<string, unknown>): void {
+  const field = schema.fields.find((f) => f.name === PAGE_SIZE_FIELD);
+  if (!field || field.fieldKind !== 'scalar' || field.scalar !== ScalarType.INT32) return;
+  for (const key of new Set([field.name, field.jsonName])) {
+    const v = object[key];
+    const large = typeof v === 'number' ? Number.isInteger(v) && v > INT32_MAX : typeof v === 'string' && /^\d+$/.test(v) && Number(v) > INT32_MAX;
+    if (large) object[key] = INT32_MAX;
+  }
 }
 
 /**
