@@ -6,6 +6,7 @@
 import { performance } from 'node:perf_hooks';
 import { forecastSeries } from '../engine/index';
 import { coverage, mase, maseScale, msis, scaledPinball, smape } from '../engine/metrics';
+import type { SeriesInfo } from '../engine/types';
 import type { BenchmarkSeries } from './evaluate-data';
 
 /** How `evaluateSeries` forecasts and scores. */
@@ -59,7 +60,7 @@ export function evaluateSeries(series: BenchmarkSeries, models: readonly string[
   const info = { period: series.period, periods: periodsFor(series), kind: series.kind ?? options.kind ?? 'continuous' };
   const h = series.horizon;
   const scale = maseScale(series.train, series.period);
-  const naive2 = forecastSeries(series.train, info, { horizon: h, model: 'naive2', confidence: false }).distribution.mean;
+  const naive2 = naive2Forecast(series.train, info, h);
   const alpha = 1 - level;
   const results: ModelSeriesResult[] = models.map((model) => {
     const t0 = performance.now();
@@ -68,6 +69,8 @@ export function evaluateSeries(series: BenchmarkSeries, models: readonly string[
       const r = forecastSeries(series.train, info, { horizon: h, model, seed: 1, level, confidence: false, calibrate });
       const seconds = (performance.now() - t0) / 1000;
       const mean = r.distribution.mean;
+      // a non-finite forecast is a failure, not a NaN hidden in the averages
+      if (!mean.every(Number.isFinite)) throw new Error(`non-finite forecast from ${r.model}`);
       const lower = r.distribution.steps.map((s) => s.quantile(alpha / 2));
       const upper = r.distribution.steps.map((s) => s.quantile(1 - alpha / 2));
       const qs = quantiles.map((p) => r.distribution.steps.map((s) => s.quantile(p)));
@@ -106,6 +109,21 @@ export function evaluateSeries(series: BenchmarkSeries, models: readonly string[
     maseNaive2: mase(series.test, naive2, scale),
     models: results,
   };
+}
+
+/**
+ * Naive2's forecast, the benchmark every model is scored against (and what a failed model is
+ * scored as); for a series too short for it (one value), that value carried forward, so one such
+ * series never stops the evaluation of the others.
+ */
+function naive2Forecast(train: ArrayLike<number>, info: SeriesInfo, h: number): Float64Array {
+  try {
+    return forecastSeries(train, info, { horizon: h, model: 'naive2', confidence: false }).distribution.mean;
+  } catch {
+    let last = NaN;
+    for (let i = 0; i < train.length; i++) if (Number.isFinite(train[i])) last = train[i];
+    return new Float64Array(h).fill(last);
+  }
 }
 
 /** Per step: 1 inside [lower, upper], 0 outside, NaN for a missing actual. */

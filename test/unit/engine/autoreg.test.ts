@@ -166,3 +166,12 @@ test('missing values: a lag whose filled-in value would contain its own target i
     assert.equal(fitted.warnings.some((w) => w.startsWith(`lags ${dropped} left out`)), keep > 1, `every ${keep}: ${fitted.warnings.join('; ')}`);
   }
 });
+
+test('a recent gap longer than the window: the window reaches back to enough observations instead of refusing the series', () => {
+  // 30 days, a gap of 60, then one day: the usual window (10 weeks) holds 1 observation
+  const y = [...Array.from({ length: 30 }, (_, t) => 20 + (t % 7)), ...Array(60).fill(NaN), 24];
+  const fitted = autoreg.fit(y, { period: 7 }, {});
+  const step = fitted.forecast(1).steps[0];
+  assert.ok(step.quantile(0.5) > 15 && step.quantile(0.5) < 30, `${step.quantile(0.5)}`);
+  assert.throws(() => autoreg.fit([...Array(9).fill(5), ...Array(60).fill(NaN)], { period: 7 }, {}), InsufficientDataError);
+});

@@ -76,7 +76,12 @@ function fitAutoreg(y: Series, info: SeriesInfo, options: AutoregOptions = {}): 
   const trailing = y.length - 1 - last;
   const periods = periodsOf(info, options, last + 1);
   const window = options.window ?? (periods.length > 0 ? WINDOW_CYCLES * periods[periods.length - 1] : Infinity);
-  const start = Math.max(0, last + 1 - Math.max(MIN_OBS, Math.round(window)));
+  let start = Math.max(0, last + 1 - Math.max(MIN_OBS, Math.round(window)));
+  // a window that gaps leave with too few observations reaches back until it has enough (the
+  // series has them: `have` was checked), instead of refusing a series for its recent gap
+  let inWindow = 0;
+  for (let t = start; t <= last; t++) if (Number.isFinite(y[t])) inWindow++;
+  while (inWindow < MIN_OBS && start > 0) if (Number.isFinite(y[--start])) inWindow++;
   const obs = Array.from({ length: last + 1 - start }, (_, t) => y[start + t]);
   let positive = true;
   for (const v of obs) if (Number.isFinite(v) && v <= 0) positive = false;
