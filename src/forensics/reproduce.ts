@@ -72,8 +72,11 @@ async function replayDepth0(deps: ForensicsDeps, accountId: string, manifest: Ma
   return { forecast: assembleForecast(outcomes, spec, plans[0].entity.frequency), descendants: [], reconciliation: '' };
 }
 
-/** The output of a depth ≥ 1 query again: the depth query in replay mode, on the same hierarchy. */
-async function replayDepth(deps: ForensicsDeps, accountId: string, manifest: Manifest, revision: number): Promise<Output> {
+/**
+ * The output of a depth ≥ 1 query again: the depth query in replay mode, on the same hierarchy;
+ * undefined when the entity contains nothing (answered as at depth 0, so replayed so too).
+ */
+async function replayDepth(deps: ForensicsDeps, accountId: string, manifest: Manifest, revision: number): Promise<Output | undefined> {
   const request = manifest.request!;
   for (const input of manifest.inputs) await readInput(deps, accountId, input, revision);
   const root = await deps.entities.get(accountId, request.entity);
@@ -91,6 +94,7 @@ async function replayDepth(deps: ForensicsDeps, accountId: string, manifest: Man
     asOf: revision,
     replay: { specOf: (entity, axis) => specs.get(`${entity}\u0000${axis}`) },
   });
+  if (!result) return undefined;
   // Relations are not versioned: the replay must have read exactly the series and nodes the
   // query did. Inputs are compared first: a series read or no longer read names the relation
   // that changed, where a node's changed sum would only be its consequence.
@@ -123,7 +127,15 @@ export async function reproduce(deps: ForensicsDeps, accountId: string, queryId:
   if (!stored) throw new NotFoundError('query', queryId);
   const manifest = deps.canonical.parseManifest(stored.json);
   const revision = Number(manifest.dataRevision);
-  const output = manifest.request!.depth > 0 ? await replayDepth(deps, accountId, manifest, revision) : await replayDepth0(deps, accountId, manifest, revision);
+  const request = manifest.request!;
+  let output = request.depth > 0 ? await replayDepth(deps, accountId, manifest, revision) : undefined;
+  if (!output) {
+    // answered by reconciliation, but the entity contains nothing now
+    if (request.depth > 0 && (JSON.parse(stored.output) as { reconciliation?: string }).reconciliation) {
+      throw gone(request.entity, request.axes[0] ?? '', 'hierarchy', `the hierarchy under ${request.entity} is no longer the one the query read: it contains nothing now (contains relations changed)`);
+    }
+    output = await replayDepth0(deps, accountId, manifest, revision);
+  }
   const reproducedJson = deps.canonical.output(output);
   const digest = sha256Hex(jcs(reproducedJson));
   const diffs = differences(JSON.parse(stored.output), reproducedJson as never);

@@ -46,7 +46,10 @@ export function depthManifestEntries(result: DepthResult, frequency: string) {
   };
 }
 
-/** Answer and record a depth ≥ 1 oracle query for `root` (which exists and has `axes`). */
+/**
+ * Answer and record a depth ≥ 1 oracle query for `root` (which exists and has `axes`); undefined
+ * when `root` contains nothing (the caller answers it as at depth 0: the same forecast).
+ */
 export async function answerDepthQuery(
   deps: DepthEndpointDeps,
   ctx: CallContext,
@@ -55,8 +58,9 @@ export async function answerDepthQuery(
   req: CheckedDepthRequest,
   asOf: number,
   request: ManifestRequest,
-): Promise<QueryResponse> {
+): Promise<QueryResponse | undefined> {
   const result = await deps.depthQueries.run({ accountId, root, ...req, asOf });
+  if (!result) return undefined;
   const descendants = result.descendants.map((d) => ({ entity: d.entity, level: d.level, forecast: d.forecast }));
   return recordQuery(deps, {
     accountId,

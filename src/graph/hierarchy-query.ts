@@ -118,9 +118,14 @@ export class DepthQueries {
 
   constructor(private readonly deps: DepthDeps) {}
 
-  /** Answer a depth query (see the file comment). */
-  async run(q: DepthQuery): Promise<DepthResult> {
+  /**
+   * Answer a depth query (see the file comment); undefined when the entity contains nothing: its
+   * answer is then the depth-0 one (the caller's), not a one-node reconciliation of draws that
+   * would differ from it for nothing.
+   */
+  async run(q: DepthQuery): Promise<DepthResult | undefined> {
     const hierarchy = await loadHierarchy(this.deps.entities, this.deps.relations, q.accountId, q.root);
+    if (hierarchy.entities.length === 1) return undefined;
     const axes = await Promise.all(q.axes.map((a) => axisHierarchy(hierarchy, q.depth, a, this.deps.series, q.accountId, q.asOf)));
     for (const a of axes) {
       if (a.nodes[0]?.entity !== q.root.entity) {

@@ -118,7 +118,11 @@ export function oracleService(deps: OracleDeps): ServiceBinding {
         if (!entity) throw new NotFoundError('entity', checked.entity);
         const axes = resolveAxes(req.axes, entity);
         const asOf = await deps.observations.latestRevision(accountId);
-        if (checked.depth > 0) return answerDepthQuery(deps, ctx, accountId, entity, { ...checked, axes }, asOf, manifestRequest(req, checked, axes));
+        if (checked.depth > 0) {
+          const answer = await answerDepthQuery(deps, ctx, accountId, entity, { ...checked, axes }, asOf, manifestRequest(req, checked, axes));
+          if (answer) return answer;
+          // it contains nothing: the depth-0 answer (below), with the depth asked and nothing reconciled
+        }
         const info = seasonalInfo(entity);
         const plans = await Promise.all(
           axes.map(async (name) => {

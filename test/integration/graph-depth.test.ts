@@ -166,6 +166,15 @@ test('a depth beyond the graph uses what exists; a leaf alone is its own forecas
   const leaf = await ok(query('grpc', { entity: 'sku:a1', depth: 3, axes: ['revenue'] }));
   assert.deepEqual(leaf.data.descendants, []);
   const plain = await ok(query('grpc', { entity: 'sku:a1', axes: ['revenue'] }));
+  // exactly its depth-0 answer (count axes too: not a one-node reconciliation of draws), nothing reconciled
+  for (const axes of [['revenue'], ['demand']]) {
+    const [d3, d0] = await Promise.all([ok(query('rest', { entity: 'sku:a1', depth: 3, axes })), ok(query('rest', { entity: 'sku:a1', axes }))]);
+    assert.deepEqual(d3.data.forecast, d0.data.forecast, `${axes}`);
+    assert.equal(d3.data.depth, 3);
+    assert.equal(d3.data.reconciliation, '');
+    const again = await ok(rest(t, key, { method: 'POST', path: '/v1/forensics/reproduce', body: { query_id: d3.data.query_id } }));
+    assert.equal(again.data.reproduced, true, JSON.stringify(again.data));
+  }
   near(leaf.data.forecast.axesResolved.revenue, plain.data.forecast.axesResolved.revenue, 'a lone leaf keeps its own forecast');
 });
 

@@ -36,7 +36,8 @@ export interface QueryRequest {
    * then carries `descendants` and `reconciliation`. An entity without observations of its own
    * is forecast from the sum of the leaves beneath it; one with its own data is forecast from
    * them when they agree with that sum, else (they differ by more than 0.1%) from the sum, with
-   * a warning. A depth beyond the graph uses
+   * a warning. An entity that contains nothing is answered as at depth 0 (the same forecast,
+   * `reconciliation` empty). A depth beyond the graph uses
    * what exists. Every descendant must have the entity's frequency, and each queried axis of
    * the same kind (count or continuous) where it has that axis (else 400 `failed_precondition`
    * naming the descendant); more than 5,000 entities in the hierarchy → 400 naming the limit.
