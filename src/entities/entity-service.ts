@@ -30,6 +30,8 @@ interface CheckedMessage {
   /** How the request names its rows (`messages[2].observations`). */
   readonly field: string;
   readonly checked: RowContext;
+  /** The entity's incarnation the rows were checked for (its create time). */
+  readonly createTime: number;
 }
 
 export interface EntityServiceDeps {
@@ -92,10 +94,11 @@ export function entityService(deps: EntityServiceDeps): ServiceBinding {
   const ingestGuard =
     (accountId: string, messages: readonly CheckedMessage[], missing: (m: CheckedMessage) => Error): IngestGuard =>
     async (trx) => {
-      const locked = await entities.lock(trx, accountId, messages.map((m) => m.entity), 'share');
+      const locked = await entities.lock(trx, accountId, messages.map((m) => m.entity), 'share', { parents: false });
       for (const m of messages) {
         const record = locked.get(m.entity);
-        if (!record) throw missing(m);
+        // gone, or deleted and made again while the rows were written: not the entity they were checked for
+        if (!record || record.createTime !== m.createTime) throw missing(m);
         const now = rowContext(record);
         if (!sameRowContext(m.checked, now)) checkRows(m.observations, now, m.field, new Map(), m.entity);
       }
@@ -115,7 +118,7 @@ export function entityService(deps: EntityServiceDeps): ServiceBinding {
         const axes = checkAxes(req.axes);
         const parents = checkParents(req.parents, entity);
         const now = ctx.clock.now();
-        await entities.database.transaction(async (trx) => {
+        const made = await entities.database.transaction(async (trx) => {
           if (parents.length > 0) await relations.lockKind(trx, accountId, CONTAINS);
           const existing = (await entities.lock(trx, accountId, [entity], 'update')).get(entity);
           if (!existing && !frequency) throw invalidArgument('frequency', 'is required when creating an entity');
@@ -140,8 +143,10 @@ export function entityService(deps: EntityServiceDeps): ServiceBinding {
           await entities.upsertRow(trx, accountId, { entity, type, displayName: req.displayName, frequency: freq, seasonLength }, now);
           await entities.upsertAxes(trx, accountId, entity, axes);
           for (const p of parents) await relations.add(trx, accountId, p, entity, CONTAINS, now);
+          // read in the transaction: a delete committed right after must not turn the answer into a 404
+          return (await entities.get(accountId, entity, trx))!;
         }, { signal: ctx.signal });
-        return { entity: toEntityMessage(await mustGet(accountId, entity)) };
+        return { entity: toEntityMessage(made) };
       },
     },
 
@@ -190,7 +195,7 @@ export function entityService(deps: EntityServiceDeps): ServiceBinding {
         }
         const record = await mustGet(accountId, entity);
         const rows = checkRows(req.observations, rowContext(record), 'observations', new Map(), entity);
-        const guard = ingestGuard(accountId, [{ entity, observations: req.observations, field: 'observations', checked: rowContext(record) }], () => new NotFoundError('entity', entity));
+        const guard = ingestGuard(accountId, [{ entity, observations: req.observations, field: 'observations', checked: rowContext(record), createTime: record.createTime }], () => new NotFoundError('entity', entity));
         const result = await observations.ingest(accountId, [{ entity, field: 'observations', rows }], ctx.clock.now(), ctx.signal, guard);
         return { entity, revision: String(result.revision), accepted: result.accepted, corrections: result.corrections };
       },
@@ -200,7 +205,7 @@ export function entityService(deps: EntityServiceDeps): ServiceBinding {
       access: 'data:write',
       async handleStream(requests, ctx) {
         const accountId = accountOf(ctx);
-        const known = new Map<string, RowContext>();
+        const known = new Map<string, { rc: RowContext; createTime: number }>();
         const seen = new Map<string, string>();
         const batches: IngestBatch[] = [];
         const checked: CheckedMessage[] = [];
@@ -215,15 +220,16 @@ export function entityService(deps: EntityServiceDeps): ServiceBinding {
           if (n > MAX_OBSERVATIONS_PER_REQUEST) throw invalidArgument(`${at}.observations`, `at most ${MAX_OBSERVATIONS_PER_REQUEST} per message, got ${n}`);
           total += n;
           if (total > MAX_OBSERVATIONS_PER_STREAM) throw invalidArgument('observations', `at most ${MAX_OBSERVATIONS_PER_STREAM} per stream`);
-          let rc = known.get(entity);
-          if (!rc) {
+          let seenEntity = known.get(entity);
+          if (!seenEntity) {
             const record = await entities.get(accountId, entity);
             if (!record) throw invalidArgument(`${at}.entity`, `entity ${entity} does not exist`);
-            rc = rowContext(record);
-            known.set(entity, rc);
+            seenEntity = { rc: rowContext(record), createTime: record.createTime };
+            known.set(entity, seenEntity);
           }
+          const { rc, createTime } = seenEntity;
           batches.push({ entity, field: `${at}.observations`, rows: checkRows(req.observations, rc, `${at}.observations`, seen, entity) });
-          checked.push({ entity, observations: req.observations, field: `${at}.observations`, checked: rc });
+          checked.push({ entity, observations: req.observations, field: `${at}.observations`, checked: rc, createTime });
         }
         if (messages === 0) throw invalidArgument('messages', 'the stream carried no request');
         const guard = ingestGuard(accountId, checked, (m) => invalidArgument(`${m.field.slice(0, -'.observations'.length)}.entity`, `entity ${m.entity} does not exist`));

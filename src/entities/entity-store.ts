@@ -114,13 +114,18 @@ export class EntityStore {
     return out;
   }
 
-  /** Attach axes and parents to entity rows with two queries for the whole set. */
-  private async hydrate(q: Queryable, accountId: string, rows: readonly EntityRow[]): Promise<EntityRecord[]> {
+  /**
+   * Attach axes and parents to entity rows with two queries for the whole set (one without
+   * `withParents`: records whose `parents` are left empty, for a caller that needs none).
+   */
+  private async hydrate(q: Queryable, accountId: string, rows: readonly EntityRow[], withParents = true): Promise<EntityRecord[]> {
     if (rows.length === 0) return [];
     const names = rows.map((r) => r.entity);
     const [axes, parents] = await Promise.all([
       q.selectFrom('axes').select(['entity', 'name', 'unit', 'kind']).where('account_id', '=', accountId).where('entity', 'in', names).orderBy('entity').orderBy('name').execute(),
-      q.selectFrom('relations').select(['child', 'parent']).where('account_id', '=', accountId).where('child', 'in', names).where('kind', '=', 'contains').orderBy('child').orderBy('parent').execute(),
+      withParents
+        ? q.selectFrom('relations').select(['child', 'parent']).where('account_id', '=', accountId).where('child', 'in', names).where('kind', '=', 'contains').orderBy('child').orderBy('parent').execute()
+        : Promise.resolve([]),
     ]);
     const axesOf = groupBy(axes, (a) => a.entity);
     const parentsOf = groupBy(parents, (p) => p.child);
@@ -181,15 +186,16 @@ export class EntityStore {
    * `share` for writes that depend on an entity (ingest, a relation, a subscription), `update`
    * for writes that change or delete it. PostgreSQL: `FOR SHARE` / `FOR UPDATE`, rows locked in
    * name order (no deadlock between two such reads). SQLite: a plain read, since every write
-   * transaction already holds the one write lock from its start (`BEGIN IMMEDIATE`).
+   * transaction already holds the one write lock from its start (`BEGIN IMMEDIATE`). With
+   * `read.parents` false the records' `parents` are left empty (one query less).
    */
-  async lock(trx: Queryable, accountId: string, names: readonly string[], mode: 'share' | 'update'): Promise<Map<string, EntityRecord>> {
+  async lock(trx: Queryable, accountId: string, names: readonly string[], mode: 'share' | 'update', read: { parents?: boolean } = {}): Promise<Map<string, EntityRecord>> {
     const sorted = [...new Set(names)].sort();
     const out = new Map<string, EntityRecord>();
     for (let i = 0; i < sorted.length; i += 500) {
       let query = trx.selectFrom('entities').selectAll().where('account_id', '=', accountId).where('entity', 'in', sorted.slice(i, i + 500)).orderBy('entity');
       if (this.database.dialect === 'postgres') query = mode === 'update' ? query.forUpdate() : query.forShare();
-      for (const record of await this.hydrate(trx, accountId, await query.execute())) out.set(record.entity, record);
+      for (const record of await this.hydrate(trx, accountId, await query.execute(), read.parents ?? true)) out.set(record.entity, record);
     }
     return out;
   }

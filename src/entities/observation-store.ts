@@ -36,9 +36,10 @@ export interface IngestBatch {
 }
 
 /**
- * Run first inside an ingest's transaction: locks and checks again what the rows were validated
- * against (the entities, their frequency and axis kinds), so nothing the checks relied on changes
- * before the commit; throws to refuse the ingest.
+ * Run last inside an ingest's transaction, right before its commit: locks and checks again what
+ * the rows were validated against (the entities — the same incarnation —, their frequency and
+ * axis kinds), so nothing the checks relied on changes before the commit; throws to refuse the
+ * ingest (all of it is rolled back).
  */
 export type IngestGuard = (trx: Queryable) => Promise<void>;
 
@@ -106,7 +107,6 @@ export class ObservationStore {
     // an earlier revision later. In this process they queue before taking a connection (`KeyedMutex`).
     return this.accountWrites.run(accountId, () =>
       this.database.transaction(async (trx) => {
-        await guard?.(trx);
         const { data_revision: revision } = await trx
           .updateTable('accounts')
           .set((eb) => ({ data_revision: eb('data_revision', '+', 1) }))
@@ -155,6 +155,9 @@ export class ObservationStore {
             .executeTakeFirstOrThrow();
           corrections += Number(n);
         }
+        // Last, right before the commit: the entities stay locked only for that moment (a delete
+        // or a definition change waits a few ms, not for the whole write of a large ingest).
+        await guard?.(trx);
         for (const listener of this.listeners) await listener(trx, { accountId, revision: Number(revision), entities: batches.map((b) => b.entity), now });
         return { revision: Number(revision), accepted, corrections };
       }, { signal }),
@@ -259,7 +262,8 @@ async function checkSpans(q: Queryable, accountId: string, ranges: readonly Axis
   for (const a of ranges) {
     let frequency = frequencies.get(a.entity);
     if (!frequency) {
-      const row = await q.selectFrom('entities').select('frequency').where('account_id', '=', accountId).where('entity', '=', a.entity).executeTakeFirstOrThrow();
+      const row = await q.selectFrom('entities').select('frequency').where('account_id', '=', accountId).where('entity', '=', a.entity).executeTakeFirst();
+      if (!row) continue; // deleted meanwhile: the ingest's guard refuses it (404) before the commit
       frequencies.set(a.entity, (frequency = row.frequency as Frequency));
     }
     const stored = await q

@@ -19,7 +19,9 @@ import type { SeriesInfo } from '../engine/types';
  * interval (`MIN_MAGNITUDE`); the band censors quantiles at every level (below 0.001 too) and the
  * atom at a censored floor is in the bin that starts there; a wide count law's mean comes from
  * its quantiles (a 1,000-step count forecast took 50 s); an autoregression whose window holds
- * fewer than 10 observations (a recent gap) reaches back until it has them instead of refusing.
+ * fewer than 10 observations (a recent gap) reaches back until it has them instead of refusing,
+ * and one that no stable autoregression fits is a flat forecast with the spread of its data (it
+ * had none: a sparse series got a certain forecast).
  */
 export const ENGINE_INFO = { name: 'forecast-engine', version: '1.6.0', runtime: `node ${process.versions.node}` } as const;
 

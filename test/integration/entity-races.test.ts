@@ -73,6 +73,22 @@ test('IngestObservations racing DeleteEntity: 200 or 404, never 500, and the ent
   }
 });
 
+test('IngestObservations racing DeleteEntity followed by CreateEntity of the same name: the rows never land on the entity made again', async () => {
+  for (let i = 0; i < ROUNDS; i++) {
+    await entity(`sku:m${i}`);
+    const [ingest] = await race(
+      () => call('POST', `/v1/entities/sku:m${i}/observations`, { observations: days(4000, (d) => d % 50) }),
+      async () => {
+        await ok(call('DELETE', `/v1/entities/sku:m${i}`));
+        return entity(`sku:m${i}`);
+      },
+    );
+    allowed(ingest, ['ok', 'not_found'], 'ingest');
+    const listed = await ok(call('GET', `/v1/entities/sku:m${i}/observations?page_size=1`));
+    assert.deepEqual(listed.data.observations, [], `round ${i}: rows checked for the deleted entity landed on the new one`);
+  }
+});
+
 test('IngestObservations of fractions racing a change of the axis to count: a count axis never holds a fraction', async () => {
   for (let i = 0; i < ROUNDS; i++) {
     await entity(`sku:k${i}`);

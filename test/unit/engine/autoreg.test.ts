@@ -175,3 +175,13 @@ test('a recent gap longer than the window: the window reaches back to enough obs
   assert.ok(step.quantile(0.5) > 15 && step.quantile(0.5) < 30, `${step.quantile(0.5)}`);
   assert.throws(() => autoreg.fit([...Array(9).fill(5), ...Array(60).fill(NaN)], { period: 7 }, {}), InsufficientDataError);
 });
+
+test('a sparse series (one value every 20 days) that no autoregression fits gets a flat forecast with the spread of its data, not a certain one', () => {
+  const rng = new Rng(11);
+  const y = Array.from({ length: 365 }, (_, t) => (t % 20 === 0 ? 50 + 3 * rng.normal() : NaN));
+  const fitted = autoreg.fit(y, { period: 7 }, {});
+  assert.ok(fitted.warnings.includes('no stable autoregression: flat forecast with the spread of the data'), fitted.warnings.join('; '));
+  const step = fitted.forecast(7).steps[6];
+  const width = step.quantile(0.975) - step.quantile(0.025);
+  assert.ok(width > 6 && width < 25, `width ${width}`);
+});

@@ -108,6 +108,10 @@ function fitAutoreg(y: Series, info: SeriesInfo, options: AutoregOptions = {}): 
   const ridge = options.ridge ?? DEFAULT_RIDGE;
   const accepts = stabilityCheck(x, lags, diff ? (v) => v : back);
   const fitted0 = constant ? null : stableFit(x, honest.rows, lags, ridge, warnings, accepts);
+  // Without a fit (a constant series aside) the flat forecast keeps the data's own spread: a
+  // sparse series (a few observations a year) is not known to the last digit (found by QA: every
+  // quantile equal, a 100% certain forecast).
+  const flatSigma = constant || fitted0 ? 0 : observedSpread(x, xObserved);
   let fit = fitted0;
   const name = `AR${diff ? 'I' : ''}(${lags.join(',')})${useLog ? '[log]' : ''}`;
   if (constant) warnings.push(`constant ${diff ? 'differences' : 'series'}: ${diff ? 'linear' : 'flat'} forecast`);
@@ -145,7 +149,7 @@ function fitAutoreg(y: Series, info: SeriesInfo, options: AutoregOptions = {}): 
           psi[k] = cum;
         }
       }
-      const base = linearGaussianForecast({ model: name, mean, sigma: fit ? fit.sigma : 0, psi: (j) => psi[j] });
+      const base = linearGaussianForecast({ model: name, mean, sigma: fit ? fit.sigma : flatSigma, psi: (j) => psi[j] });
       return dropLeading(useLog ? expForecast(base) : base, trailing);
     },
   };
@@ -204,8 +208,19 @@ function stableFit(x: Float64Array, observed: Uint8Array, lags: readonly number[
       return fit;
     }
   }
-  warnings.push('no stable autoregression: flat forecast');
+  warnings.push('no stable autoregression: flat forecast with the spread of the data');
   return null;
+}
+
+/** Standard deviation of the observed values of `x` (n − 1; 0 with fewer than 2). */
+function observedSpread(x: Float64Array, observed: Uint8Array): number {
+  let n = 0;
+  let mean = 0;
+  for (let t = 0; t < x.length; t++) if (observed[t]) mean += (x[t] - mean) / ++n;
+  if (n < 2) return 0;
+  let ss = 0;
+  for (let t = 0; t < x.length; t++) if (observed[t]) ss += (x[t] - mean) ** 2;
+  return Math.sqrt(ss / (n - 1));
 }
 
 /**
