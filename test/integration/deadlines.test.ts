@@ -66,6 +66,7 @@ describe('the server process (a child process)', () => {
       assert.equal(r.status, 400, `${value}: ${r.status} ${r.message}`);
       assert.equal(r.code, 'invalid_argument');
       assert.match(r.message, /^Grpc-Timeout: expected 1 to 8 digits and a unit/);
+      assert.match(r.headers['ratelimit'] ?? '', /^"monthly";r=\d+;t=\d+$/, 'the refusal carries the RateLimit headers as every answer to a Free key does');
     }
     const list = await restCall('GET', '/v1/entities/store:d/observations?axis=demand');
     assert.equal(list.code, 'ok', list.message);

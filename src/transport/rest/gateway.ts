@@ -65,12 +65,6 @@ export function apiMiddleware(pipeline: Pipeline, routes: RouteTable, options: G
         allow: allowed.join(', '),
       });
     }
-    const timeout = req.headers['grpc-timeout'];
-    if (timeout !== undefined && parseGrpcTimeout(timeout) === undefined) {
-      // a misspelt deadline must not silently mean none
-      const shown = JSON.stringify(String(timeout).slice(0, 40));
-      return sendError(res, new ServiceError('invalid_argument', `Grpc-Timeout: expected 1 to 8 digits and a unit (H, M, S, m, u or n), e.g. 30S or 500m, got ${shown}`, { field: 'Grpc-Timeout' }), callHeaders(options.clock));
-    }
     const query = new URLSearchParams(q === -1 ? '' : url.slice(q + 1));
     serve(pipeline, match.route, match.vars, query, options, req, res).catch((err) => fail(res, err));
   };
@@ -91,10 +85,19 @@ async function serve(
   res: ServerResponse,
 ): Promise<void> {
   const incoming = new RestIncoming(req, res);
+  // A misspelt deadline must not silently mean none: refused as the request is read (after
+  // authentication, as any malformed request, so the answer carries what the others carry).
+  const checkTimeout = () => {
+    const timeout = req.headers['grpc-timeout'];
+    if (timeout === undefined || parseGrpcTimeout(timeout) !== undefined) return;
+    const shown = JSON.stringify(String(timeout).slice(0, 40));
+    throw new ServiceError('invalid_argument', `Grpc-Timeout: expected 1 to 8 digits and a unit (H, M, S, m, u or n), e.g. 30S or 500m, got ${shown}`, { field: 'Grpc-Timeout' });
+  };
   let outcome: CallOutcome<unknown>;
   if (route.entry.definition.requestStream) {
     // Read lazily, as the endpoint iterates: after authentication, never buffered whole.
     async function* messages(): AsyncGenerator<unknown> {
+      checkTimeout();
       const type = mediaType(req.headers['content-type']);
       if (hasBody(req) && (!type || !NDJSON_TYPES.has(type))) {
         throw new ServiceError('unsupported_media_type', `${route.entry.name} takes newline-delimited JSON: Content-Type must be application/x-ndjson, got ${type ?? 'none'}`);
@@ -108,6 +111,7 @@ async function serve(
     outcome = await pipeline.unary(
       route.entry,
       async () => {
+        checkTimeout();
         const body = route.body ? await readJsonBody(req, options.maxBodyBytes) : undefined;
         return route.entry.definition.requestDeserialize(decodeRequest(route, vars, query, body));
       },
