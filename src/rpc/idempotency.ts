@@ -264,16 +264,31 @@ export function idempotencyInterceptor(store: IdempotencyStore, clock: Clock, op
     };
     const { token } = claim;
     let open = true;
+    // Whether a transaction of the call may have committed (set as its hook marks the claim).
+    let applied = false;
     // Every write transaction of the call marks the claim applied as it commits (file comment).
     const markApplied = async (trx: Transaction<Schema>) => {
       if (!open) return; // work the call left behind is not its effect
-      if (await store.markApplied(trx, accountId, entry.path, stored, token, clock.now())) return;
+      if (await store.markApplied(trx, accountId, entry.path, stored, token, clock.now())) {
+        applied = true;
+        return;
+      }
       const lease = `${IDEMPOTENCY_LOCK_MS / 60_000} minutes`;
       throw new ServiceError('idempotency_key_in_use', `this request with Idempotency-Key ${quote(key)} ran past its ${lease} lease and another request with the key took over; nothing of this one was applied`, { field: 'Idempotency-Key' }, { 'retry-after': '1' });
     };
     const record = (outcome: string, response: string) =>
-      recordPersistently(() => store.complete(accountId, entry.path, stored, token, outcome, response, keep()), (error) =>
-        ctx.log.error('idempotency outcome not recorded; the key stays claimed, never executed again', { requestId: ctx.requestId, method: entry.path, error }),
+      recordPersistently(
+        () => store.complete(accountId, entry.path, stored, token, outcome, response, keep()),
+        async (error) => {
+          if (applied) {
+            ctx.log.error('idempotency outcome not recorded; the key stays claimed, never executed again', { requestId: ctx.requestId, method: entry.path, error });
+            return;
+          }
+          // nothing of the call committed (a read): the key is given back at once rather than
+          // answering 409 until its lease lapses (if even that fails, the lease lapses as usual)
+          ctx.log.warn('idempotency outcome not recorded; nothing was applied, the key is given back', { requestId: ctx.requestId, method: entry.path, error });
+          await store.release(accountId, entry.path, stored, token, true).catch(() => undefined);
+        },
       );
     let response: unknown;
     try {
@@ -308,7 +323,7 @@ function notDone(row: StoredRow, key: string, method: string, now: number): Serv
 }
 
 /** Run `write` until it succeeds, waiting RECORD_RETRY_DELAYS_MS between attempts; after the last, `onFailure`. */
-async function recordPersistently(write: () => Promise<void>, onFailure: (error: unknown) => void): Promise<void> {
+async function recordPersistently(write: () => Promise<void>, onFailure: (error: unknown) => void | Promise<void>): Promise<void> {
   for (let attempt = 0; ; attempt++) {
     try {
       return await write();

@@ -192,27 +192,30 @@ export class DriftWorker {
     const events = outcomes.flatMap((o) => o.events);
     await this.deps.database.transaction(async (trx) => {
       await trx.deleteFrom('drift_outbox').where('id', 'in', outcomes.flatMap((o) => o.ids)).execute();
-      for (const { entity, writes } of outcomes) {
-        for (const w of writes) {
-          const state = JSON.stringify(w.state);
-          if (w.version === 0) {
-            const res = await trx
-              .insertInto('drift_states')
-              .values({ subscription_id: w.sub.id, entity, axis: w.axis, state, version: 1, update_time: now })
-              .onConflict((oc) => oc.columns(['subscription_id', 'entity', 'axis']).doNothing())
-              .executeTakeFirst();
-            if (Number(res.numInsertedOrUpdatedRows ?? 0) === 0) throw new StaleStateError();
-          } else {
-            const res = await trx
-              .updateTable('drift_states')
-              .set({ state, version: w.version + 1, update_time: now })
-              .where('subscription_id', '=', w.sub.id)
-              .where('entity', '=', entity)
-              .where('axis', '=', w.axis)
-              .where('version', '=', w.version)
-              .executeTakeFirst();
-            if (Number(res.numUpdatedRows) === 0) throw new StaleStateError();
-          }
+      // In one order on every replica (subscription, entity, axis): two batches touching the same
+      // states in opposite orders deadlocked on PostgreSQL (found by QA; retried, but wasted).
+      const ordered = outcomes
+        .flatMap(({ entity, writes }) => writes.map((w) => ({ entity, w })))
+        .sort((a, b) => compareKeys([a.w.sub.id, a.entity, a.w.axis], [b.w.sub.id, b.entity, b.w.axis]));
+      for (const { entity, w } of ordered) {
+        const state = JSON.stringify(w.state);
+        if (w.version === 0) {
+          const res = await trx
+            .insertInto('drift_states')
+            .values({ subscription_id: w.sub.id, entity, axis: w.axis, state, version: 1, update_time: now })
+            .onConflict((oc) => oc.columns(['subscription_id', 'entity', 'axis']).doNothing())
+            .executeTakeFirst();
+          if (Number(res.numInsertedOrUpdatedRows ?? 0) === 0) throw new StaleStateError();
+        } else {
+          const res = await trx
+            .updateTable('drift_states')
+            .set({ state, version: w.version + 1, update_time: now })
+            .where('subscription_id', '=', w.sub.id)
+            .where('entity', '=', entity)
+            .where('axis', '=', w.axis)
+            .where('version', '=', w.version)
+            .executeTakeFirst();
+          if (Number(res.numUpdatedRows) === 0) throw new StaleStateError();
         }
       }
       await this.deps.deliveries.enqueue(trx, events, events.map(() => newId('dlv', this.deps.clock)), now);
@@ -230,4 +233,10 @@ export class DriftWorker {
       .execute();
     return new Map(rows.map((r) => [r.subscription_id, { state: JSON.parse(r.state) as DriftState, version: Number(r.version) }]));
   }
+}
+
+/** Byte order of two keys of strings, field by field (as the database's "C" collation sorts). */
+function compareKeys(a: readonly string[], b: readonly string[]): number {
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return a[i] < b[i] ? -1 : 1;
+  return 0;
 }

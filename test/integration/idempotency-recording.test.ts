@@ -131,6 +131,21 @@ describe.each(PROTOCOLS)('%s', (p) => {
     assert.deepEqual(await revisions(), stored, 'executed once');
   });
 
+  test('recording fails after a call that committed nothing (a read): the key is given back at once, the retry runs', async () => {
+    const failing = failRecording(Infinity);
+    let first: Outcome;
+    try {
+      first = await rest(t, key, { method: 'POST', path: '/v1/oracle/query', body: { entity: 'store:nowhere' }, headers: { 'idempotency-key': `k-read-${p}` } });
+    } finally {
+      failing.restore();
+    }
+    assert.equal(first.code, 'not_found', first.message);
+    assert.ok(failing.attempts() > 1, 'recording was retried');
+    const retry = await rest(t, key, { method: 'POST', path: '/v1/oracle/query', body: { entity: 'store:nowhere' }, headers: { 'idempotency-key': `k-read-${p}` } });
+    assert.equal(retry.code, 'not_found', `the retry runs (not 409 until the lease lapses): ${retry.message}`);
+    assert.notEqual(retry.headers['idempotent-replayed'], 'true');
+  });
+
   test('recording fails twice, then succeeds: the retry replays the first answer', async () => {
     const failing = failRecording(2);
     let first: Outcome;
