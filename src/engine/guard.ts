@@ -117,9 +117,10 @@ export class ClampedStep implements StepDistribution {
 /**
  * The forecast censored to the band at every step (samples clamped likewise). When no step's
  * 0.1%–99.9% range reaches outside, only the far tails are censored (quantiles at levels below
- * 0.001 or above 0.999, probabilities beyond the band) and the sample paths are left as they are,
- * so ordinary forecasts keep their distributions where any summary reads them. `cut` counts the steps whose central 95% interval reached outside the band proper (the 0 floor
- * of a non-negative series not counted): what a warning should report.
+ * 0.001 or above 0.999, probabilities beyond the band) and the means and sample paths are left as
+ * they are, so ordinary forecasts keep their distributions where any summary reads them. `cut`
+ * counts the steps whose central 95% interval reached outside the band proper (the 0 floor of a
+ * non-negative series not counted): what a warning should report.
  */
 export function clampToBand(pd: PredictiveDistribution, band: GuardBand): { distribution: PredictiveDistribution; clamped: number; cut: number } {
   const h = pd.steps.length;
@@ -135,19 +136,17 @@ export function clampToBand(pd: PredictiveDistribution, band: GuardBand): { dist
     if (!(s.quantile(0.025) >= at(band.lower, k) && s.quantile(0.975) <= hi(k))) cut++;
   }
   const steps = pd.steps.map((s, k) => new ClampedStep(s, lo(k), hi(k)));
-  if (clamped === 0) {
-    return { distribution: { model: pd.model, mean: pd.mean, steps, intervalMethod: pd.intervalMethod, samplePaths: (n: number, seed: number) => pd.samplePaths(n, seed) }, clamped, cut };
-  }
+  // only the far tails reach out: means and paths stay as they were
+  const tailsOnly = clamped === 0;
   return {
     clamped,
     cut,
     distribution: {
       model: pd.model,
-      mean: Float64Array.from(steps, (s) => s.mean),
+      mean: tailsOnly ? pd.mean : Float64Array.from(steps, (s) => s.mean),
       steps,
       intervalMethod: pd.intervalMethod,
-      samplePaths: (n: number, seed: number) =>
-        pd.samplePaths(n, seed).map((path) => path.map((v, k) => Math.min(hi(k), Math.max(lo(k), v)))),
+      samplePaths: (n: number, seed: number) => (tailsOnly ? pd.samplePaths(n, seed) : pd.samplePaths(n, seed).map((path) => path.map((v, k) => Math.min(hi(k), Math.max(lo(k), v))))),
     },
   };
 }

@@ -9,6 +9,9 @@
  */
 import { afterAll, beforeAll, test } from '@jest/globals';
 import assert from 'node:assert/strict';
+import { request } from 'node:http';
+import * as grpc from '@grpc/grpc-js';
+import { EntityServiceClient, type BulkIngestObservationsRequest } from '../../gen/forecast/v1/entity_service.pb';
 import { rest, type Outcome } from '../helpers/dual';
 import { testResolver } from '../helpers/resolver';
 import { startTestService, type TestService } from '../helpers/service';
@@ -130,5 +133,56 @@ test('a query racing DeleteEntity: its forecast or 404, never 422 for the data t
     );
     allowed(query, ['ok', 'not_found'], `round ${i}: query`);
     assert.equal(deleted.code, 'ok', deleted.message);
+  }
+});
+
+/**
+ * A bulk ingest whose first message names `entity`; `meanwhile` runs once that message is sent,
+ * while the stream stays open; then it ends. The answer: status (HTTP, or gRPC's) and message.
+ */
+async function bulkWhile(protocol: 'rest' | 'grpc', entity: string, meanwhile: () => Promise<unknown>): Promise<{ code: string; message: string }> {
+  const observations = days(50, (d) => d);
+  const pause = () => new Promise((r) => setTimeout(r, 200));
+  if (protocol === 'grpc') {
+    const client = t.client(EntityServiceClient);
+    const md = new grpc.Metadata();
+    md.set('authorization', `Bearer ${key}`);
+    let stream!: grpc.ClientWritableStream<BulkIngestObservationsRequest>;
+    const done = new Promise<grpc.ServiceError | null>((settle) => {
+      stream = client.bulkIngestObservations(md, (err) => settle(err));
+    });
+    stream.write({ entity, observations: observations.map((o) => ({ ...o, revision: '0' })) });
+    await pause();
+    await meanwhile();
+    stream.end();
+    const err = await done;
+    return err ? { code: grpc.status[err.code], message: err.details } : { code: 'OK', message: '' };
+  }
+  const req = request(`${t.baseUrl}/v1/observations:bulkIngest`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/x-ndjson' } });
+  const answer = new Promise<{ code: string; message: string }>((resolve, reject) => {
+    req.on('response', (res) => {
+      let text = '';
+      res.setEncoding('utf8').on('data', (d: string) => (text += d));
+      res.on('end', () => resolve({ code: String(res.statusCode), message: res.statusCode === 200 ? '' : JSON.parse(text).message }));
+    });
+    req.on('error', reject);
+  });
+  req.write(JSON.stringify({ entity, observations }) + '\n');
+  await pause();
+  await meanwhile();
+  req.end();
+  return answer;
+}
+
+test('a bulk ingest whose entity is deleted while the stream is open: 400 naming messages[0].entity and nothing stored, on both protocols', async () => {
+  for (const protocol of ['rest', 'grpc'] as const) {
+    const name = `sku:bulk-${protocol}`;
+    await entity(name);
+    const answer = await bulkWhile(protocol, name, () => ok(call('DELETE', `/v1/entities/${name}`)));
+    assert.equal(answer.code, protocol === 'rest' ? '400' : 'INVALID_ARGUMENT', `${protocol}: ${answer.message}`);
+    assert.match(answer.message, new RegExp(`^messages\\[0\\]\\.entity: entity ${name} does not exist`));
+    await entity(name);
+    const listed = await ok(call('GET', `/v1/entities/${name}/observations?page_size=1`));
+    assert.deepEqual(listed.data.observations, [], `${protocol}: the rows came back on the entity made again`);
   }
 });

@@ -14,7 +14,7 @@
  * refitted with a ridge penalty (`stableFit`).
  */
 import { InsufficientDataError } from '../../errors';
-import { countFinite, fillMissingLinear, isConstant, lastFiniteIndex } from '../../math/stats';
+import { countFinite, fillMissingLinear, isConstant, lastFiniteIndex, nanSd } from '../../math/stats';
 import type { Fitted, ModelFamily, PredictiveDistribution, Series, SeriesInfo, StepDistribution } from '../../types';
 import { checkFinite } from '../naive';
 import { dropLeading, linearGaussianForecast } from '../naive-forecast';
@@ -111,7 +111,7 @@ function fitAutoreg(y: Series, info: SeriesInfo, options: AutoregOptions = {}): 
   // Without a fit (a constant series aside) the flat forecast keeps the data's own spread: a
   // sparse series (a few observations a year) is not known to the last digit (found by QA: every
   // quantile equal, a 100% certain forecast).
-  const flatSigma = constant || fitted0 ? 0 : observedSpread(x, xObserved);
+  const flatSigma = constant || fitted0 ? 0 : nanSd(x.map((v, t) => (xObserved[t] ? v : NaN)));
   let fit = fitted0;
   const name = `AR${diff ? 'I' : ''}(${lags.join(',')})${useLog ? '[log]' : ''}`;
   if (constant) warnings.push(`constant ${diff ? 'differences' : 'series'}: ${diff ? 'linear' : 'flat'} forecast`);
@@ -210,17 +210,6 @@ function stableFit(x: Float64Array, observed: Uint8Array, lags: readonly number[
   }
   warnings.push('no stable autoregression: flat forecast with the spread of the data');
   return null;
-}
-
-/** Standard deviation of the observed values of `x` (n − 1; 0 with fewer than 2). */
-function observedSpread(x: Float64Array, observed: Uint8Array): number {
-  let n = 0;
-  let mean = 0;
-  for (let t = 0; t < x.length; t++) if (observed[t]) mean += (x[t] - mean) / ++n;
-  if (n < 2) return 0;
-  let ss = 0;
-  for (let t = 0; t < x.length; t++) if (observed[t]) ss += (x[t] - mean) ** 2;
-  return Math.sqrt(ss / (n - 1));
 }
 
 /**
