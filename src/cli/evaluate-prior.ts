@@ -158,7 +158,7 @@ export function sideFactor(z: readonly number[], n: number, tail: number): numbe
  * steps 7–8 of the period-1 class from the 121 M3 "other" windows against 964 at steps 1–6; c = 0
  * under `QUADRATIC_MIN_STEPS` fitted steps, b = c = 0 with a single one).
  */
-export function fitCurve(records: readonly PriorRecord[], side: 'lower' | 'upper' | 'both'): PriorCurve & { steps: number[] } {
+export function fitCurve(records: readonly PriorRecord[], side: 'lower' | 'upper' | 'both'): PriorCurve & { steps: number[]; last: number } {
   const h = records.reduce((m, r) => Math.max(m, r.y.length), 0);
   const steps: number[] = [];
   const rows: number[][] = [];
@@ -183,7 +183,9 @@ export function fitCurve(records: readonly PriorRecord[], side: 'lower' | 'upper
     }
   }
   const terms = rows.length >= QUADRATIC_MIN_STEPS ? 3 : rows.length >= 2 ? 2 : rows.length;
-  if (terms === 0) return { a: 0, b: 0, c: 0, steps };
+  // the last step with a factor: beyond it the facade continues the curve with its slope there
+  const last = steps.reduce((m, q, k) => (Number.isFinite(q) && q > 0 ? k + 1 : m), 0);
+  if (terms === 0) return { a: 0, b: 0, c: 0, steps, last };
   // weighted normal equations of the first `terms` regressors (weight: the step's error count)
   const xtx = new Float64Array(terms * terms);
   const xty = new Float64Array(terms);
@@ -194,7 +196,7 @@ export function fitCurve(records: readonly PriorRecord[], side: 'lower' | 'upper
     }
   });
   const beta = solve(xtx, xty, terms, 1) ?? new Float64Array(terms);
-  return { a: beta[0], b: beta[1] ?? 0, c: beta[2] ?? 0, steps };
+  return { a: beta[0], b: beta[1] ?? 0, c: beta[2] ?? 0, steps, last };
 }
 
 /**
@@ -204,7 +206,7 @@ export function fitCurve(records: readonly PriorRecord[], side: 'lower' | 'upper
  * quarterly: 5.5% of test values below the interval). Chosen by the temporal holdout of
  * `asymmetryHoldout`, pooled over every class (printed by this command; 4,641 window-1 records,
  * coverage / MSIS relative to λ = 0: λ 0 93.5%; 0.25 93.5% ×0.988; 0.5 93.3% ×0.982; 0.75
- * 93.0% ×0.984; 1 92.5% ×0.996). One λ for every class: choosing it per class by the same holdout
+ * 93.0% ×0.984; 1 92.6% ×0.996). One λ for every class: choosing it per class by the same holdout
  * (a few hundred records each) was tried and followed noise (on the test windows it was worse
  * than the pooled choice on M3 quarterly, M4 weekly and tourism coverage).
  */
@@ -245,7 +247,7 @@ export function asymmetryHoldout(records: readonly PriorRecord[]): { lambda: num
 }
 
 /** Both sides' curves of `records` (`ASYMMETRY`), rounded as printed. */
-export function fitSides(records: readonly PriorRecord[], asymmetry = ASYMMETRY): { lower: PriorCurve; upper: PriorCurve; steps: string } {
+export function fitSides(records: readonly PriorRecord[], asymmetry = ASYMMETRY): { lower: PriorCurve; upper: PriorCurve; last: number; steps: string } {
   const round = (c: PriorCurve): PriorCurve => ({ a: Number(c.a.toFixed(4)), b: Number(c.b.toFixed(4)), c: Number(c.c.toFixed(4)) });
   const both = fitCurve(records, 'both');
   const lower = fitCurve(records, 'lower');
@@ -256,7 +258,7 @@ export function fitSides(records: readonly PriorRecord[], asymmetry = ASYMMETRY)
     c: asymmetry * own.c + (1 - asymmetry) * both.c,
   });
   const fmt = (v: number[]) => v.map((x) => x.toFixed(2)).join(' ');
-  return { lower: round(mix(lower)), upper: round(mix(upper)), steps: `lower ${fmt(lower.steps)} | upper ${fmt(upper.steps)} | both ${fmt(both.steps)}` };
+  return { lower: round(mix(lower)), upper: round(mix(upper)), last: both.last, steps: `lower ${fmt(lower.steps)} | upper ${fmt(upper.steps)} | both ${fmt(both.steps)}` };
 }
 
 /** The factors the facade would use on `r` with prior (a, b, k0). */
@@ -349,7 +351,7 @@ export function fitPriors(records: readonly PriorRecord[]): {
     });
     const ok = scored.filter((s) => s.coverage >= COVERAGE_WINDOW[0] && s.coverage <= COVERAGE_WINDOW[1]);
     const best = ok.length > 0 ? ok.reduce((a, b) => (b.msis < a.msis ? b : a)) : scored.reduce((a, b) => (Math.abs(b.coverage - 0.95) < Math.abs(a.coverage - 0.95) ? b : a));
-    const { lower, upper, steps } = fitSides(rs, ASYMMETRY);
+    const { lower, upper, last, steps } = fitSides(rs, ASYMMETRY);
     const before = mean(rs, noFactors);
     const sets = [...new Set(rs.map((r) => r.set))].map((s) => `${s} ${rs.filter((r) => r.set === s).length}`).join(', ');
     priors.push({
@@ -359,6 +361,7 @@ export function fitPriors(records: readonly PriorRecord[]): {
       lower,
       upper,
       k0: best.k0,
+      steps: last,
       fittedOn: `${sets}; cross-fitted coverage ${pct(before.coverage)} → ${pct(best.coverage)}, MSIS ${before.msis.toFixed(2)} → ${best.msis.toFixed(2)}`,
     });
     stepFactors.set(key, steps);
@@ -370,17 +373,22 @@ export function fitPriors(records: readonly PriorRecord[]): {
 
 const pct = (v: number) => `${(v * 100).toFixed(1)}%`;
 
-/** Print the priors as TypeScript and the figures per file and group. */
-function report(records: readonly PriorRecord[]): void {
-  const { priors, crossFitted, stepFactors } = fitPriors(records);
+/** Priors as the TypeScript of `CALIBRATION_PRIORS` (`bench/priors.ts` compares the shipped ones printed so with a new fit). */
+export function printPriors(priors: readonly CalibrationPrior[]): string {
   const lines = ['export const CALIBRATION_PRIORS: readonly CalibrationPrior[] = ['];
   for (const p of priors) {
     const curve = (c: PriorCurve) => `{ a: ${c.a}, b: ${c.b}, c: ${c.c} }`;
-    lines.push(`  {\n    model: '${p.model}', period: ${p.period}, length: '${p.length}', k0: ${p.k0},\n    lower: ${curve(p.lower)}, upper: ${curve(p.upper)},`);
+    lines.push(`  {\n    model: '${p.model}', period: ${p.period}, length: '${p.length}', k0: ${p.k0}, steps: ${p.steps},\n    lower: ${curve(p.lower)}, upper: ${curve(p.upper)},`);
     lines.push(`    fittedOn: '${p.fittedOn}',\n  },`);
   }
   lines.push('];');
-  console.log(lines.join('\n'));
+  return lines.join('\n');
+}
+
+/** Print the priors as TypeScript and the figures per file and group. */
+function report(records: readonly PriorRecord[]): void {
+  const { priors, crossFitted, stepFactors } = fitPriors(records);
+  console.log(printPriors(priors));
   console.log('\nper-step factors of the pooled validation errors, by class:');
   for (const [key, steps] of stepFactors) console.log(`${key}: ${steps}`);
   console.log('\nset group: validation windows, coverage / MSIS — model intervals | per-series rule | with priors (cross-fitted)');

@@ -21,9 +21,12 @@ import type { SeriesInfo } from '../engine/types';
  * its quantiles (a 1,000-step count forecast took 50 s); an autoregression whose window holds
  * fewer than 10 observations (a recent gap) reaches back until it has them instead of refusing,
  * and one that no stable autoregression fits is a flat forecast with the spread of its data (it
- * had none: a sparse series got a certain forecast).
+ * had none: a sparse series got a certain forecast). 1.7.0: beyond the last horizon step a
+ * calibration prior was fitted on, its factor goes on log-linearly with the curve's slope there
+ * instead of with its curvature (`priorFactors`: a 1,000-step weekly forecast's factor reached the
+ * cap of 8); forecasts up to that step, so every benchmark figure at its horizon, are unchanged.
  */
-export const ENGINE_INFO = { name: 'forecast-engine', version: '1.6.0', runtime: `node ${process.versions.node}` } as const;
+export const ENGINE_INFO = { name: 'forecast-engine', version: '1.7.0', runtime: `node ${process.versions.node}` } as const;
 
 /**
  * Seasonal periods for an entity: its season length first, plus the longer cycle its frequency

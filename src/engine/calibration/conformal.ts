@@ -30,6 +30,9 @@ import { priorFactors, type CalibrationPrior, type PriorCurve } from './prior';
 import type { PredictiveDistribution, StepDistribution } from '../types';
 import { EmpiricalStep } from '../distributions/empirical-step';
 
+/** A calibration prior as `planCalibration` uses it (`steps` absent: its curves hold at every step). */
+export type PriorOption = Pick<CalibrationPrior, 'lower' | 'upper' | 'k0'> & { readonly steps?: number };
+
 /** Options of `planCalibration`. */
 export interface CalibrationOptions {
   /** Target central level, default 0.95. */
@@ -53,7 +56,7 @@ export interface CalibrationOptions {
   /** Bounds on the scale factor; default [0.5, 4] (why: a handful of origins must not explode or collapse intervals). */
   readonly factorBounds?: readonly [number, number];
   /** The model's calibration prior (`prior.ts`): selects `conformal-prior`. */
-  readonly prior?: Pick<CalibrationPrior, 'lower' | 'upper' | 'k0'>;
+  readonly prior?: PriorOption;
 }
 
 /**
@@ -74,7 +77,7 @@ export interface CalibrationPlan {
    * `conformal-prior`: the prior's curves per side (factor of the reach below / above the mean at
    * step k = exp(a + b·ln k + c·ln²k) × `factor`, within `PRIOR_FACTOR_BOUNDS`).
    */
-  readonly prior?: { readonly lower: PriorCurve; readonly upper: PriorCurve };
+  readonly prior?: { readonly lower: PriorCurve; readonly upper: PriorCurve; readonly steps?: number };
   /** Backtest coverage of the parametric intervals, and the number of errors it rests on. */
   readonly coverageBefore: number;
   readonly errors: number;
@@ -168,10 +171,10 @@ export function planCalibration(bt: BacktestResult | null, options: CalibrationO
 }
 
 /** `conformal-prior` (see the file comment). */
-function planWithPrior(bt: BacktestResult | null, prior: Pick<CalibrationPrior, 'lower' | 'upper' | 'k0'>, level: number): CalibrationPlan {
+function planWithPrior(bt: BacktestResult | null, prior: PriorOption, level: number): CalibrationPlan {
   const h = bt ? bt.origins.reduce((m, o) => Math.max(m, o.errors.length), 0) : 0;
-  const lower = priorFactors(prior.lower, h);
-  const upper = priorFactors(prior.upper, h);
+  const lower = priorFactors(prior.lower, h, prior.steps);
+  const upper = priorFactors(prior.upper, h, prior.steps);
   const z: number[] = [];
   let inside = 0;
   for (const o of bt?.origins ?? []) {
@@ -185,7 +188,7 @@ function planWithPrior(bt: BacktestResult | null, prior: Pick<CalibrationPrior, 
     inside += o.coverage * n;
   }
   const origins = bt?.origins.length ?? 0;
-  const base = { method: 'conformal-prior' as const, prior: { lower: prior.lower, upper: prior.upper }, errors: z.length, coverageBefore: z.length > 0 ? inside / z.length : NaN };
+  const base = { method: 'conformal-prior' as const, prior: { lower: prior.lower, upper: prior.upper, steps: prior.steps }, errors: z.length, coverageBefore: z.length > 0 ? inside / z.length : NaN };
   if (z.length === 0) return { ...base, factor: 1, reason: 'prior of similar series (no backtest errors)' };
   const q = conformalQuantile(z, level);
   const [lo, hi] = PRIOR_FACTOR_BOUNDS;
@@ -215,7 +218,7 @@ export function planFactors(plan: CalibrationPlan, h: number): SideFactors {
   if (plan.method === 'conformal-scaled') return uniformFactors(h, plan.factor);
   if (plan.method !== 'conformal-prior' || !plan.prior) return uniformFactors(h);
   const [lo, hi] = PRIOR_FACTOR_BOUNDS;
-  const side = (c: PriorCurve) => priorFactors(c, h).map((f) => Math.min(hi, Math.max(lo, f * plan.factor)));
+  const side = (c: PriorCurve) => priorFactors(c, h, plan.prior?.steps).map((f) => Math.min(hi, Math.max(lo, f * plan.factor)));
   return { lower: side(plan.prior.lower), upper: side(plan.prior.upper) };
 }
 

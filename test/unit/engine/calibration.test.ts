@@ -70,8 +70,8 @@ test('too-wide intervals within the coverage tolerance are narrowed, shrunk by o
 
 test('calibration priors: the length class first, then the pooled class of the period; none for other models', () => {
   const priors = [
-    { model: 'm', period: 1, length: 's' as const, lower: { a: 0.1, b: 0.3, c: 0 }, upper: { a: 0.1, b: 0.3, c: 0 }, k0: 10, fittedOn: 'x' },
-    { model: 'm', period: 1, length: '*' as const, lower: { a: 0, b: 0, c: 0 }, upper: { a: 0, b: 0, c: 0 }, k0: 3, fittedOn: 'y' },
+    { model: 'm', period: 1, length: 's' as const, lower: { a: 0.1, b: 0.3, c: 0 }, upper: { a: 0.1, b: 0.3, c: 0 }, k0: 10, steps: 6, fittedOn: 'x' },
+    { model: 'm', period: 1, length: '*' as const, lower: { a: 0, b: 0, c: 0 }, upper: { a: 0, b: 0, c: 0 }, k0: 3, steps: 6, fittedOn: 'y' },
   ];
   assert.equal(calibrationPrior('m', { period: 1 }, 20, priors)?.fittedOn, 'x');
   assert.equal(calibrationPrior('m', { period: 1 }, 80, priors)?.fittedOn, 'y');
@@ -82,7 +82,30 @@ test('calibration priors: the length class first, then the pooled class of the p
   for (let k = 0; k < 3; k++) assert.ok(Math.abs(f[k] - Math.exp(0.1 + 0.3 * Math.log(k + 1) - 0.05 * Math.log(k + 1) ** 2)) < 1e-15);
   // every shipped prior is usable: finite curve, positive shrinkage, a record of what it was fitted on
   const finite = (c: { a: number; b: number; c: number }) => [c.a, c.b, c.c].every(Number.isFinite);
-  for (const p of CALIBRATION_PRIORS) assert.ok(finite(p.lower) && finite(p.upper) && p.k0 > 0 && p.fittedOn.includes('cross-fitted'), JSON.stringify(p));
+  for (const p of CALIBRATION_PRIORS) assert.ok(finite(p.lower) && finite(p.upper) && p.k0 > 0 && p.steps >= 1 && p.fittedOn.includes('cross-fitted'), JSON.stringify(p));
+});
+
+test('beyond the last fitted step a prior curve goes on log-linearly with its slope there, not with its curvature', () => {
+  // M4 weekly's shipped upper curve (fitted on 13 steps): carried on, its curvature reached the cap by step 1,000
+  const curve = { a: 0.0304, b: -0.4016, c: 0.1263 };
+  const f = priorFactors(curve, 1000, 13);
+  const carried = priorFactors(curve, 1000);
+  for (let k = 0; k < 13; k++) assert.equal(f[k], carried[k]);
+  const slope = curve.b + 2 * curve.c * Math.log(13);
+  for (const k of [14, 52, 1000]) {
+    const expected = Math.log(f[12]) + slope * (Math.log(k) - Math.log(13));
+    assert.ok(Math.abs(Math.log(f[k - 1]) - expected) < 1e-12, `step ${k}`);
+  }
+  assert.ok(carried[999] > 25 && f[999] < 2.5, `${carried[999]} vs ${f[999]}`);
+  // a curve without curvature is the same on both sides of the last step
+  const straight = priorFactors({ a: 0.1, b: 0.3, c: 0 }, 40);
+  priorFactors({ a: 0.1, b: 0.3, c: 0 }, 40, 6).forEach((v, k) => assert.ok(Math.abs(v / straight[k] - 1) < 1e-12, `step ${k + 1}`));
+  // the plan and the facade use the prior's steps: a 1,000-step weekly forecast's prior factor at the end
+  const prior = { lower: curve, upper: curve, k0: 3, steps: 13 };
+  const plan = planCalibration(null, { prior });
+  assert.ok(Math.abs(planFactors(plan, 1000).upper[999] - f[999]) < 1e-12);
+  const weekly = CALIBRATION_PRIORS.find((p) => p.model === 'autoreg+autoreg-raw');
+  assert.equal(weekly?.steps, 13);
 });
 
 test('with a prior: the prior alone without a backtest; with one, its adjustment shrunk by o / (o + k0)', () => {

@@ -72,12 +72,16 @@ test('fitCurve recovers each side\'s log-linear factor curve from errors at know
   // 80 errors per step: floor(0.025 × 81) = 2 may lie beyond each end, so each side's factor is its third-largest multiple, 38/40
   const q = 38 / 40;
   for (const [side, truth, shift] of [['upper', up, 0.1], ['lower', down, -0.3]] as const) {
-    const { a, b, c, steps } = fitCurve(records, side);
+    const { a, b, c, steps, last } = fitCurve(records, side);
+    assert.equal(last, h); // the last step with a factor: the facade goes on with the slope there
     for (let k = 0; k < h; k++) assert.ok(Math.abs(steps[k] - q * truth(k)) < 1e-12, `${side} step ${k}: ${steps[k]}`);
     assert.ok(Math.abs(a - (Math.log(q) + shift)) < 1e-9, `${side} a ${a}`);
     assert.ok(Math.abs(b - (side === 'upper' ? 0.2 : 0.1)) < 1e-9, `${side} b ${b}`);
     assert.equal(c, 0);
   }
+  // a step with fewer than 20 errors has no factor, and the curve's last step is the one before it
+  const cut = records.map((r, i) => (i < 19 ? r : { ...r, y: r.y.slice(0, h - 1) }));
+  assert.equal(fitCurve(cut, 'upper').last, h - 1);
 });
 
 test('sideFactor: each end may be missed by at most 2.5% of all errors; NaN under 20, the smallest factor when no error needs covering', () => {
