@@ -10,15 +10,16 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { sharedDataDir } from '../src/cli/evaluate-data';
 import { printPriors } from '../src/cli/evaluate-prior';
-import { CALIBRATION_PRIORS } from '../src/engine/calibration/prior';
+import { CALIBRATION_PRIORS, WEEKLY_SHORT_HISTORIES } from '../src/engine/calibration/prior';
 
-/** The files the priors' comment names, under `shared/data`. */
+/** The files the priors' comment names, under `shared/data`, and the weekly one cut short (`--cut`). */
 const PRIOR_SOURCES = ['m3/m3.jsonl', 'm4/m4-weekly.jsonl', 'm4/m4-hourly.jsonl', 'daily/web-traffic.jsonl', 'hierarchy/australian-tourism.json'];
 
 function main(): number {
   const data = PRIOR_SOURCES.map((f) => join(sharedDataDir(), f)).join(',');
+  const cut = `${join(sharedDataDir(), 'm4/m4-weekly.jsonl')}:${WEEKLY_SHORT_HISTORIES.join('/')}`;
   const started = process.hrtime.bigint();
-  const r = spawnSync(process.execPath, [join(__dirname, '..', 'src', 'cli', 'evaluate-prior.js'), '--data', data], { encoding: 'utf8', maxBuffer: 64 << 20 });
+  const r = spawnSync(process.execPath, [join(__dirname, '..', 'src', 'cli', 'evaluate-prior.js'), '--data', data, '--cut', cut], { encoding: 'utf8', maxBuffer: 64 << 20 });
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   if (r.status !== 0) {
     process.stderr.write(r.stderr);

@@ -108,6 +108,22 @@ test('beyond the last fitted step a prior curve goes on log-linearly with its sl
   assert.equal(weekly?.steps, 13);
 });
 
+test('the weekly route has its own priors for short and medium histories; long ones keep the pooled prior', () => {
+  const info = { period: 1, periods: [52] };
+  const route = 'autoreg+autoreg-raw';
+  assert.equal(calibrationPrior(route, info, 16)?.length, 's');
+  assert.equal(calibrationPrior(route, info, 30)?.length, 'm');
+  assert.equal(calibrationPrior(route, info, 80)?.length, '*');
+  // a 16-week history's intervals are wider than with the pooled prior (which short histories under-covered)
+  const y = Float64Array.from({ length: 16 }, (_, i) => 100 + 8 * Math.sin(i / 2) + (i % 5));
+  const width = (priors: typeof CALIBRATION_PRIORS) => {
+    const prior = calibrationPrior(route, info, y.length, priors)!;
+    const plan = planCalibration(null, { prior });
+    return planFactors(plan, 13).upper[12];
+  };
+  assert.ok(width(CALIBRATION_PRIORS) > 1.5 * width(CALIBRATION_PRIORS.filter((p) => p.model !== route || p.length === '*')));
+});
+
 test('with a prior: the prior alone without a backtest; with one, its adjustment shrunk by o / (o + k0)', () => {
   const curve = { a: 0.2, b: 0.25, c: 0 };
   const prior = { lower: curve, upper: curve, k0: 10 };

@@ -1,6 +1,6 @@
 import { test } from '@jest/globals';
 import assert from 'node:assert/strict';
-import { fitCurve, priorRecord, sideFactor, summedTraining, validationSplit, type PriorRecord } from '../../../src/cli/evaluate-prior';
+import { fitCurve, fitPriors, priorRecord, sideFactor, summedTraining, validationSplit, type PriorRecord } from '../../../src/cli/evaluate-prior';
 import type { BenchmarkSeries } from '../../../src/cli/evaluate-data';
 import { PRIOR_FACTOR_BOUNDS } from '../../../src/engine/calibration/conformal';
 
@@ -12,6 +12,29 @@ const series = (n: number, h: number): BenchmarkSeries => ({
   train: Array.from({ length: n }, (_, i) => i + 1),
   test: Array.from({ length: h }, (_, i) => 1000 + i),
 });
+
+/** A validation record of `y` around a mean of 0 whose model interval is [lo, hi] at every step. */
+function toyRecord(i: number, y: number[], fields: Omit<Partial<PriorRecord>, 'lo' | 'hi'> & { lo?: number; hi?: number } = {}): PriorRecord {
+  const h = y.length;
+  const { lo = -1, hi = 1, ...rest } = fields;
+  return {
+    set: 's',
+    series: i,
+    window: 1,
+    model: 'm',
+    period: 1,
+    length: 's',
+    y,
+    mean: new Array(h).fill(0),
+    lo: new Array(h).fill(lo),
+    hi: new Array(h).fill(hi),
+    bandLo: new Array(h).fill(-Infinity),
+    bandHi: new Array(h).fill(Infinity),
+    scale: 1,
+    backtest: { model: 'm', origins: [], crps: NaN, coverage: NaN, pinball: [], failures: [] },
+    ...rest,
+  };
+}
 
 test('priors are fitted on the training part only: its last horizon values are the window, the test part is dropped', () => {
   const v = validationSplit(series(20, 6))!;
@@ -26,6 +49,36 @@ test('priors are fitted on the training part only: its last horizon values are t
   assert.deepEqual(w2.train, [1, 2, 3, 4, 5, 6, 7, 8]);
   assert.deepEqual(w2.test, [9, 10, 11, 12, 13, 14]);
   assert.equal(validationSplit(series(19, 6), 2), null);
+});
+
+test('a history cut short (--cut) is forecast from its last N values, joins its length class and stays out of the pooled class', () => {
+  const long = { ...series(80, 6), group: 'weekly', train: Array.from({ length: 80 }, (_, i) => 100 + 10 * Math.sin(i) + (i % 3)) };
+  const full = priorRecord(long, 'w', 0, 1)!;
+  const cut = priorRecord(long, 'w', 0, 1, 12)!;
+  assert.equal(full.length, 'l');
+  assert.equal(full.cut, undefined);
+  assert.equal(cut.length, 's');
+  assert.equal(cut.cut, 12);
+  assert.equal(cut.set, 'w weekly last 12');
+  assert.deepEqual(cut.y, full.y, 'the same validation window');
+  assert.equal(priorRecord(long, 'w', 0, 2, 70), null, 'a history shorter than the cut is left out');
+  // 120 full histories and 120 cut ones erring 3x as far: the pooled prior is the full ones' alone
+  const h = 6;
+  const record = (i: number, length: 's' | 'l', scale: number, cutTo?: number): PriorRecord =>
+    toyRecord(
+      i,
+      Array.from({ length: h }, (_, k) => ((i % 2 === 0 ? 1 : -1) * scale * (((i * 7 + k) % 40) + 1)) / 40),
+      { length, ...(cutTo === undefined ? {} : { cut: cutTo }) },
+    );
+  const fulls = Array.from({ length: 120 }, (_, i) => record(i, 'l', 1));
+  const cuts = Array.from({ length: 120 }, (_, i) => record(i, 's', 3, 12));
+  const without = fitPriors(fulls).priors;
+  const withCuts = fitPriors([...fulls, ...cuts]).priors;
+  const pooled = (ps: typeof without) => ps.find((p) => p.length === '*');
+  assert.deepEqual(pooled(withCuts), pooled(without));
+  assert.equal(without.find((p) => p.length === 's'), undefined);
+  const short = withCuts.find((p) => p.length === 's')!;
+  assert.ok(short.upper.a > pooled(without)!.upper.a + Math.log(2), 'the short class learns the wider errors');
 });
 
 test('a summed source (--sum) sums the training part only, so its validation windows hold no test value', () => {
@@ -52,22 +105,7 @@ test('fitCurve recovers each side\'s log-linear factor curve from errors at know
   const records: PriorRecord[] = Array.from({ length: 80 }, (_, i) => {
     const sign = i % 2 === 0 ? 1 : -1;
     const u = (Math.floor(i / 2) + 1) / 40;
-    return {
-      set: 's',
-      series: i,
-      window: 1,
-      model: 'm',
-      period: 1,
-      length: 's',
-      y: Array.from({ length: h }, (_, k) => (sign > 0 ? u * up(k) * 2 : -u * down(k) * 1)),
-      mean: new Array(h).fill(0),
-      lo: new Array(h).fill(-1),
-      hi: new Array(h).fill(2),
-      bandLo: new Array(h).fill(-Infinity),
-      bandHi: new Array(h).fill(Infinity),
-      scale: 1,
-      backtest: { model: 'm', origins: [], crps: NaN, coverage: NaN, pinball: [], failures: [] },
-    };
+    return toyRecord(i, Array.from({ length: h }, (_, k) => (sign > 0 ? u * up(k) * 2 : -u * down(k) * 1)), { hi: 2 });
   });
   // 80 errors per step: floor(0.025 × 81) = 2 may lie beyond each end, so each side's factor is its third-largest multiple, 38/40
   const q = 38 / 40;

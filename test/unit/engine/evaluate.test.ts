@@ -66,6 +66,14 @@ test('evaluate refuses bad usage with exit code 2', () => {
     const b = spawnSync(process.execPath, [CLI, '--data', smallFile(), ...bad], { encoding: 'utf8' });
     assert.equal(b.status, 2, `${bad.join(' ')}: ${b.stderr}`);
   }
+  // evaluate-prior's --cut: whole lengths from 8 to 49 only (50 and up is the full histories' class)
+  const PRIOR_CLI = join(REPO_ROOT, 'dist/src/cli/evaluate-prior.js');
+  const file = smallFile();
+  for (const cut of [`${file}:60`, `${file}:7`, `${file}:12/x`, `${file}`]) {
+    const b = spawnSync(process.execPath, [PRIOR_CLI, '--data', file, '--cut', cut], { encoding: 'utf8' });
+    assert.equal(b.status, 2, `--cut ${cut}: ${b.stderr}`);
+    assert.match(b.stderr, /--cut wants FILE:N/);
+  }
 });
 
 const quarterly = (n: number, h: number): BenchmarkSeries => {
