@@ -25,6 +25,9 @@ export type { EtsOptions } from './options';
 /** Fewest observations `ets` accepts: 3 (shorter series have no usable error variance). */
 const MIN_OBS = 3;
 
+/** Longest seasonal period ETS models (as R's `ets`): a longer one is ignored, with a warning. */
+export const ETS_MAX_PERIOD = 24;
+
 function prepare(y: Series): { ys: Float64Array; lead: number; nobs: number } {
   const arr = Float64Array.from(y as ArrayLike<number>);
   for (let i = 0; i < arr.length; i++) {
@@ -155,9 +158,9 @@ function fitEts(y: Series, info: SeriesInfo, options?: EtsOptions, warm?: WarmSt
     if (nobs <= period) pattern.season = 'N';
     if (period === 1 && (pattern.season === 'A' || pattern.season === 'M')) throw new InvalidSeriesError('ets: seasonal model requested for non-seasonal data (period 1)');
     if (period === 1) pattern.season = 'N';
-    if (period > 24) {
-      if (pattern.season === 'A' || pattern.season === 'M') throw new InvalidSeriesError(`ets: period ${period} is too high for seasonal ETS (max 24)`);
-      if (pattern.season === 'Z') warnings.push(`period ${period} > 24: seasonality ignored (ETS handles at most 24)`);
+    if (period > ETS_MAX_PERIOD) {
+      if (pattern.season === 'A' || pattern.season === 'M') throw new InvalidSeriesError(`ets: period ${period} is too high for seasonal ETS (max ${ETS_MAX_PERIOD})`);
+      if (pattern.season === 'Z') warnings.push(`period ${period} > ${ETS_MAX_PERIOD}: seasonality ignored (ETS handles at most ${ETS_MAX_PERIOD})`);
       pattern.season = 'N';
     }
     const positive = min > 0;
