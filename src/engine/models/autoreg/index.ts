@@ -11,7 +11,9 @@
  * Intervals: Gaussian on the modelling scale with σ²Σψ² from the AR's MA(∞) weights, mapped back.
  * Gaps: interpolated for the regressors, never used as targets; trailing gaps are forecast over.
  * Long series are fitted on their last `WINDOW_CYCLES` cycles; an explosive least-squares fit is
- * refitted with a ridge penalty (`stableFit`).
+ * refitted with a ridge penalty (`stableFit`). A horizon beyond that window is forecast from the
+ * whole history with the lags of a longer cycle seen for only 2 to 3 cycles when it visibly
+ * repeats (`cycleRepeats`; daily data of 2–3 years: the year), as the window cannot hold it.
  */
 import { InsufficientDataError } from '../../errors';
 import { countFinite, fillMissingLinear, isConstant, lastFiniteIndex, nanSd } from '../../math/stats';
@@ -41,6 +43,11 @@ export interface AutoregOptions extends LagOptions {
   readonly window?: number;
   /** Seasonal periods (override `info.periods`). */
   readonly periods?: readonly number[];
+  /**
+   * Also use a period seen for only 2 to 3 cycles when the history shows it repeating
+   * (`cycleRepeats`). Set by `forecast` itself for horizons beyond the window (default false).
+   */
+  readonly repeatingCycles?: boolean;
 }
 
 /** Default ridge constant (see `AutoregOptions.ridge`). */
@@ -62,9 +69,65 @@ const MIN_OBS = 10;
  * `auto` in `registry.ts`): seasonal lags fitted on fewer cycles overfit — M4 weekly series under
  * 156 points with lags 51–53: OWA 1.18; with lags 1–3 only: 0.94.
  */
-function periodsOf(info: SeriesInfo, options: AutoregOptions, n: number): number[] {
+function periodsOf(info: SeriesInfo, options: AutoregOptions, y: Series, last: number): number[] {
+  const n = last + 1;
   const p = options.periods ?? info.periods ?? (info.period > 1 ? [info.period] : []);
-  return [...new Set([info.period, ...p])].filter((v) => v > 1 && n >= 3 * v).sort((a, b) => a - b);
+  const all = [...new Set([info.period, ...p])].filter((v) => v > 1).sort((a, b) => a - b);
+  const repeats = (v: number) => options.repeatingCycles === true && n >= 2 * v && cycleRepeats(y, last, v, all.filter((b) => b < v).pop() ?? 1);
+  return all.filter((v) => n >= 3 * v || repeats(v));
+}
+
+/**
+ * One-sided bound of `cycleRepeats`, in standard errors: 1.96, the 2.5% tail of the correlation of
+ * independent differences (a significance level, not fitted to any data set).
+ */
+export const REPEAT_Z = 1.96;
+
+/**
+ * True when the cycle of period `p` visibly repeats in `y` (up to `last`): the means over blocks
+ * of `block` steps (the next shorter period, so its cycle and most noise average out; daily data:
+ * weeks), differenced, correlate positively with their own values one cycle earlier, above
+ * `REPEAT_Z`/√pairs. Why differences: two stretches of a random walk (a page's slowly wandering
+ * traffic) have independent differences, whereas their levels often correlate by chance; so a
+ * wander is not taken for a yearly cycle.
+ */
+export function cycleRepeats(y: Series, last: number, p: number, block: number): boolean {
+  const lag = Math.round(p / block);
+  const blocks = Math.floor((last + 1) / block);
+  const means: number[] = [];
+  for (let b = blocks - 1; b >= 0; b--) {
+    let s = 0;
+    let c = 0;
+    const from = last + 1 - (blocks - b) * block;
+    for (let t = from; t < from + block; t++) {
+      if (!Number.isFinite(y[t])) continue;
+      s += y[t];
+      c++;
+    }
+    means.unshift(c > 0 ? s / c : NaN);
+  }
+  const d = means.slice(1).map((v, i) => v - means[i]);
+  const a: number[] = [];
+  const b: number[] = [];
+  for (let i = lag; i < d.length; i++) {
+    if (!Number.isFinite(d[i]) || !Number.isFinite(d[i - lag])) continue;
+    a.push(d[i]);
+    b.push(d[i - lag]);
+  }
+  const N = a.length;
+  if (N < 8) return false;
+  const ma = a.reduce((x, v) => x + v, 0) / N;
+  const mb = b.reduce((x, v) => x + v, 0) / N;
+  let sab = 0;
+  let saa = 0;
+  let sbb = 0;
+  for (let i = 0; i < N; i++) {
+    sab += (a[i] - ma) * (b[i] - mb);
+    saa += (a[i] - ma) ** 2;
+    sbb += (b[i] - mb) ** 2;
+  }
+  const r = saa > 0 && sbb > 0 ? sab / Math.sqrt(saa * sbb) : 0;
+  return r > REPEAT_Z / Math.sqrt(N);
 }
 
 function fitAutoreg(y: Series, info: SeriesInfo, options: AutoregOptions = {}): Fitted {
@@ -74,7 +137,7 @@ function fitAutoreg(y: Series, info: SeriesInfo, options: AutoregOptions = {}): 
   const warnings: string[] = [];
   const last = lastFiniteIndex(y);
   const trailing = y.length - 1 - last;
-  const periods = periodsOf(info, options, last + 1);
+  const periods = periodsOf(info, options, y, last);
   const window = options.window ?? (periods.length > 0 ? WINDOW_CYCLES * periods[periods.length - 1] : Infinity);
   let start = Math.max(0, last + 1 - Math.max(MIN_OBS, Math.round(window)));
   // a window that gaps leave with too few observations reaches back until it has enough (the
@@ -85,6 +148,10 @@ function fitAutoreg(y: Series, info: SeriesInfo, options: AutoregOptions = {}): 
   const obs = Array.from({ length: last + 1 - start }, (_, t) => y[start + t]);
   let positive = true;
   for (const v of obs) if (Number.isFinite(v) && v <= 0) positive = false;
+  // a history with negative values anywhere is a signed quantity, whatever the window shows: a
+  // log model could never forecast the negative half again (found by QA: 800 days of a yearly
+  // cycle down to −11.4, whose last 70 days were positive, forecast at 15 with [9, 25] for 1,000 days)
+  for (let t = 0; t < start; t++) if (y[t] < 0) positive = false;
   const mode = options.transform ?? 'auto';
   if (mode === 'log' && !positive) warnings.push('log transform skipped: series has values ≤ 0');
   const useLog = positive && mode !== 'none';
@@ -117,11 +184,17 @@ function fitAutoreg(y: Series, info: SeriesInfo, options: AutoregOptions = {}): 
   if (constant) warnings.push(`constant ${diff ? 'differences' : 'series'}: ${diff ? 'linear' : 'flat'} forecast`);
   const fitted = new Float64Array(y.length).fill(NaN);
   const lastX = x[x.length - 1];
+  // the fit with a repeating cycle that a horizon beyond the window switches to (see `forecast`)
+  let wider: Fitted | null = null;
+  let widened = false;
   if (fitted0) for (let t = 0; t < x.length; t++) fitted[start + t + (diff ? 1 : 0)] = back(fitted0.fitted[t] + (diff ? level[t] : 0));
   return {
-    model: name,
+    get model() {
+      return widened && wider ? wider.model : name;
+    },
     // the fit the last forecast used (see `forecast`)
     get params() {
+      if (widened && wider) return wider.params;
       return fit
         ? { lags: [...fit.lags], phi: [...fit.phi], intercept: fit.intercept, sigma: fit.sigma, log: useLog, difference: diff }
         : { lags: [], phi: [], intercept: lastX, sigma: 0, log: useLog, difference: diff };
@@ -131,6 +204,18 @@ function fitAutoreg(y: Series, info: SeriesInfo, options: AutoregOptions = {}): 
     warnings,
     forecast(h: number): PredictiveDistribution {
       const H = h + trailing;
+      // a horizon beyond the window: a cycle that the window cannot hold but the history shows
+      // repeating is used (`repeatingCycles`), and the whole history fitted
+      const more: AutoregOptions = { ...options, repeatingCycles: true };
+      if (!options.repeatingCycles && options.window === undefined && H > window && start > 0 && periodsOf(info, more, y, last).length > periods.length) {
+        if (!wider) {
+          wider = fitAutoreg(y, info, more);
+          warnings.push(`horizon ${H} beyond the ${window}-step window: fitted to the whole history with the lags of a cycle it shows repeating`, ...wider.warnings);
+        }
+        widened = true;
+        return wider.forecast(h);
+      }
+      widened = false;
       // a fit that is stable for 48 steps but not for this horizon (its dominant mode would more
       // than double, `EXPLOSION_FACTOR`, or its recursion leave the range) is refitted with a
       // ridge penalty for it; horizons it is stable for keep the plain fit
