@@ -5,7 +5,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { forecastSeries, type ForecastResult } from '../engine/index';
-import { quantileGrid } from '../engine/reconcile/index';
+import { baseDraws, quantileGrid } from '../engine/reconcile/index';
 import { loadHierarchy } from './evaluate-hierarchy-data';
 import { serveBatches } from './worker-batches';
 
@@ -21,8 +21,11 @@ export interface HierarchyWorkerInput {
 export interface BaseForecast {
   /** The fitted model, or `failed: …` when `auto` failed and seasonal naive stood in. */
   readonly model: string;
-  /** Per step, the mean. */
+  /** Per step, the mean (the point forecast a depth-0 query reports). */
   readonly means: Float64Array;
+  /** Per step, the mean and draws reconciliation takes (`baseDraws`: a law the band floors at 0 without that floor), as `grid`. */
+  readonly baseMeans: Float64Array;
+  readonly baseGrid: Float64Array;
   /** Per step, `draws` stratified draws (step-major). */
   readonly grid: Float64Array;
   /** In-sample one-step errors over the training part (NaN where the model has none). */
@@ -43,10 +46,18 @@ export function baseForecast(train: Float64Array, period: number, horizon: numbe
     model = `failed: ${err instanceof Error ? err.message : String(err)}`;
   }
   const grid = new Float64Array(horizon * draws);
-  result.distribution.steps.forEach((step, k) => grid.set(quantileGrid(step, draws), k * draws));
+  // as the service takes a node's base forecast to reconcile (`node-detail.ts`)
+  const baseGrid = new Float64Array(horizon * draws);
+  const baseMeans = new Float64Array(horizon);
+  result.distribution.steps.forEach((step, k) => {
+    grid.set(quantileGrid(step, draws), k * draws);
+    const base = baseDraws(step, draws);
+    baseGrid.set(base.grid, k * draws);
+    baseMeans[k] = base.mean;
+  });
   const residuals = Float64Array.from(train, (y, t) => (result.fitted ? y - result.fitted[t] : NaN));
   const backtest = result.backtestForecasts.map((o) => ({ origin: o.origin, errors: Float64Array.from(o.forecast.mean, (m, k) => (train[o.origin + k] ?? NaN) - m) }));
-  return { model, means: Float64Array.from(result.distribution.mean), grid, residuals, backtest };
+  return { model, means: Float64Array.from(result.distribution.mean), grid, baseMeans, baseGrid, residuals, backtest };
 }
 
 if (parentPort) {

@@ -12,7 +12,8 @@
  */
 import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { buildStructure, DEFAULT_DRAWS, errorRows, RECONCILE_METHODS, reconcile } from '../engine/reconcile/index';
+import { floorsAtZero } from '../engine/guard';
+import { atomsWhere, buildStructure, DEFAULT_DRAWS, errorRows, RECONCILE_METHODS, reconcile } from '../engine/reconcile/index';
 import { allowOnly, optionValue, parseArgs, UsageError } from './args';
 import { loadHierarchy } from './evaluate-hierarchy-data';
 import { coherenceError, formatHierarchyReport, methodReport, scoreNodes, type MethodReport } from './evaluate-hierarchy-report';
@@ -50,14 +51,21 @@ export async function evaluateHierarchyCommand(argv: string[]): Promise<number> 
       : await runWorkers<BaseForecast>(__dirname, 'evaluate-hierarchy-worker', input, data.nodes.length, workers, progress);
   progress(-1);
 
-  const baseSteps = Array.from({ length: h }, (_, k) => ({
-    means: base.map((b) => b.means[k]),
-    draws: base.map((b) => b.grid.subarray(k * draws, (k + 1) * draws)),
-  }));
+  const stepsOf = (mean: (b: BaseForecast) => Float64Array, grid: (b: BaseForecast) => Float64Array) =>
+    Array.from({ length: h }, (_, k) => ({
+      means: base.map((b) => mean(b)[k]),
+      draws: base.map((b) => grid(b).subarray(k * draws, (k + 1) * draws)),
+    }));
+  // scored as depth-0 queries answer; reconciled as depth queries take them
+  const baseSteps = stepsOf((b) => b.means, (b) => b.grid);
+  const reconcileSteps = stepsOf((b) => b.baseMeans, (b) => b.baseGrid);
   const structure = buildStructure(
     data.nodes.map((n) => n.leaves),
     data.nodes.map((n) => n.bottom),
   );
+  // as the service: atoms whose bottom series' training data are non-negative are censored at 0
+  const floored = new Set(data.nodes.filter((n) => n.bottom && floorsAtZero(n.values.subarray(0, data.trainLength))).flatMap((n) => n.leaves));
+  const nonNegative = atomsWhere(structure, (leaf) => floored.has(leaf as number));
   const errors = errorRows(
     base.map((b) => ({ start: 0, inSample: b.residuals, backtest: b.backtest })),
     h,
@@ -66,7 +74,7 @@ export async function evaluateHierarchyCommand(argv: string[]): Promise<number> 
   const notes: string[] = [];
   let coherence = 0;
   for (const method of RECONCILE_METHODS) {
-    const out = reconcile({ structure, method, errors, steps: baseSteps, kind: 'continuous', seed: 1 });
+    const out = reconcile({ structure, method, errors, steps: reconcileSteps, kind: 'continuous', nonNegative, seed: 1 });
     if (out.method !== method) throw new Error(`${method} fell back to ${out.method}: ${out.warnings.join('; ')}`);
     reports[method] = methodReport(data, scoreNodes(data, out.steps));
     coherence = Math.max(coherence, coherenceError(data, out.steps));

@@ -68,6 +68,15 @@ export function guardBand(y: Series, h: number, widths = GUARD_WIDTHS): GuardBan
 }
 
 /**
+ * True when forecasts of `y` are censored at 0: the band exists (2 or more finite values) and the
+ * history has no negative value (`guardBand`'s `nonNegative`). One rule for a depth-0 forecast
+ * and for the leaves of a reconciled one (`reconcile/probabilistic.ts`), so both floor alike.
+ */
+export function floorsAtZero(y: Series): boolean {
+  return guardBand(y, 1)?.nonNegative === true;
+}
+
+/**
  * True when a forecast is degenerate against the band: a non-finite mean or quantile, a mean
  * outside the band, or a central 95% interval wider than the band itself (at any step).
  */
@@ -95,8 +104,18 @@ export class ClampedStep implements StepDistribution {
     private readonly base: StepDistribution,
     private readonly lo: number,
     private readonly hi: number,
+    /** The band's own lower end, when `lo` is the 0 floor of a non-negative history above it. */
+    private readonly bandLower = lo,
   ) {
     this.mean = Math.min(hi, Math.max(lo, base.mean));
+  }
+  /**
+   * The same law without the 0 floor (censored to the band proper). Reconciliation joins these
+   * and sets its non-negative leaves to ≥ 0 after (`reconcile/probabilistic.ts`): the floor of a
+   * sum is not the sum of floors, and the atom at 0 is no draw of the model's to combine.
+   */
+  unfloored(): ClampedStep {
+    return this.bandLower < this.lo ? new ClampedStep(this.base, this.bandLower, this.hi) : this;
   }
   quantile(p: number): number {
     return Math.min(this.hi, Math.max(this.lo, this.base.quantile(p)));
@@ -135,7 +154,7 @@ export function clampToBand(pd: PredictiveDistribution, band: GuardBand): { dist
     if (!(s.quantile(0.001) >= lo(k) && s.quantile(0.999) <= hi(k))) clamped++;
     if (!(s.quantile(0.025) >= at(band.lower, k) && s.quantile(0.975) <= hi(k))) cut++;
   }
-  const steps = pd.steps.map((s, k) => new ClampedStep(s, lo(k), hi(k)));
+  const steps = pd.steps.map((s, k) => new ClampedStep(s, lo(k), hi(k), at(band.lower, k)));
   // only the far tails reach out: means and paths stay as they were
   const tailsOnly = clamped === 0;
   return {

@@ -12,6 +12,7 @@ import { formatTime } from '../clock';
 import type { EntityRecord, EntityStore } from '../entities/entity-store';
 import { timeOf } from '../entities/frequency';
 import { DEFAULT_DRAWS, ORIGIN_DRAWS, type ReconcileMethod } from '../engine/reconcile/index';
+import { floorsAtZero } from '../engine/guard';
 import type { SeriesInfo } from '../engine/types';
 import type { ForecastJobResult } from '../oracle/forecast-job';
 import type { ForecastPool } from '../oracle/forecast-pool';
@@ -192,6 +193,7 @@ export class DepthQueries {
       method: q.method,
       horizon: q.horizon,
       seed: seedOf(nodes[0].series.digest),
+      nonNegativeLeaves: [...new Set(nodes.flatMap((n) => n.leaves))].filter((l) => floorsAtZero(a.inputs.get(l)!.values)),
       nodes: kept.map((k, i) => {
         const d = k.result.detail!;
         return { leaves: nodes[i].leaves, bottom: nodes[i].bottom, start: k.node.series.firstIndex, mean: d.mean, grid: d.grid, residuals: d.residuals, origins: d.origins };

@@ -1,12 +1,13 @@
 /**
  * Reconcile one axis of a depth query (pure; runs in the reconcile worker): the nodes' base
  * forecasts at the query's step and at each backtest origin every node shares go through one
- * fitted reconciliation and one copula (`engine/reconcile`). Out: each node's reconciled mean,
+ * fitted reconciliation and one copula (`engine/reconcile`), censored at 0 where every leaf
+ * beneath a node has a non-negative history (as depth 0 censors). Out: each node's reconciled mean,
  * and for the reported axis its reconciled distribution summary and `confidence` — the CRPS
  * skill of the *reconciled* backtest forecasts over seasonal naive, max(0, 1 − Σ CRPS / Σ
  * CRPS_snaive) over the shared origins at the query's step.
  */
-import { buildStructure, drawsStep, errorRows, reconcile, sampleCrps, type ReconcileMethod } from '../engine/reconcile/index';
+import { atomsWhere, buildStructure, drawsStep, errorRows, reconcile, sampleCrps, type ReconcileMethod } from '../engine/reconcile/index';
 import type { OriginDetail } from './node-detail';
 import { summariseStep, type StepSummary } from '../oracle/summary';
 
@@ -31,6 +32,8 @@ export interface AxisReconcileInput {
   readonly horizon: number;
   readonly seed: number;
   readonly nodes: readonly ReconcileNode[];
+  /** The leaves whose forecasts a depth-0 query censors at 0 (`floorsAtZero`): every draw of every node summing only these stays ≥ 0. */
+  readonly nonNegativeLeaves: readonly string[];
   /** For the reported axis: summaries (per node thresholds, undefined = default) and confidence. */
   readonly report?: { readonly levels: readonly number[]; readonly thresholds: readonly (readonly number[] | undefined)[] };
 }
@@ -73,7 +76,9 @@ export function reconcileAxis(input: AxisReconcileInput): AxisReconcileOutput {
     { means: nodes.map((n) => n.mean), draws: nodes.map((n) => n.grid) },
     ...shared.map((g) => ({ means: nodes.map((n) => originOf(n, g).mean), draws: nodes.map((n) => originOf(n, g).grid) })),
   ];
-  const out = reconcile({ structure, method: input.method, errors, steps, kind, seed: input.seed });
+  const floored = new Set(input.nonNegativeLeaves);
+  const nonNegative = atomsWhere(structure, (leaf) => floored.has(leaf as string));
+  const out = reconcile({ structure, method: input.method, errors, steps, kind, nonNegative, seed: input.seed });
   const [now, ...past] = out.steps;
   const result = { method: out.method, lambda: out.lambda, errorSource: out.errorSource, warnings: [...out.warnings], means: Array.from(now.means) };
   if (!input.report) return result;

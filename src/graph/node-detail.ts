@@ -7,7 +7,7 @@
  */
 import type { ForecastResult } from '../engine/index';
 import { crps } from '../engine/metrics';
-import { quantileGrid } from '../engine/reconcile/index';
+import { baseDraws, quantileGrid } from '../engine/reconcile/index';
 
 /**
  * A job's request for detail: `draws` stratified draws of the forecast step, `originDraws` of
@@ -35,7 +35,7 @@ export interface OriginDetail {
 
 /** A node's forecast detail at step h (see the file comment). */
 export interface NodeDetail {
-  /** Mean and draws of the forecast at step h. */
+  /** Mean and draws of the forecast at step h (`baseDraws`: the censored law's mean where the band censors). */
   readonly mean: number;
   readonly grid: Float64Array;
   /** In-sample one-step errors y − fitted, aligned with the series (NaN where none). */
@@ -60,5 +60,5 @@ export function nodeDetail(result: ForecastResult, series: ArrayLike<number>, h:
       baselineCrps: baseline && Number.isFinite(actual) ? crps(baseline, actual) : NaN,
     };
   });
-  return { mean: step.mean, grid: quantileGrid(step, request.draws), residuals, origins };
+  return { ...baseDraws(step, request.draws), residuals, origins };
 }

@@ -30,7 +30,9 @@ import type { SeriesInfo } from '../engine/types';
  * period longer than ETS handles (sub-hourly data's day) routes to the AR (3+ cycles) or MSTL
  * (2–3 cycles) instead of a combination whose ETS member ran the cycle off as a trend; daily data
  * of 2–3 years keep a yearly cycle that visibly repeats at horizons beyond the AR's 70-day
- * window; a history with negative values anywhere is never modelled in logs.
+ * window; a history with negative values anywhere is never modelled in logs; reconciled forecasts
+ * (depth ≥ 1) of leaves with non-negative histories are set to ≥ 0 in every joint draw, their base
+ * forecasts reconciled without the band's 0 floor (`reconcile/probabilistic.ts`, `draws.ts`).
  */
 export const ENGINE_INFO = { name: 'forecast-engine', version: '1.8.0', runtime: `node ${process.versions.node}` } as const;
 

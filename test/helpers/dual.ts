@@ -57,6 +57,13 @@ export async function rest(t: TestService, key: string | undefined, req: RestReq
   return outcome;
 }
 
+/** The outcome of a call that must succeed (its message when it did not). */
+export async function ok(call: Promise<Outcome>): Promise<Outcome> {
+  const r = await call;
+  if (r.code !== 'ok') throw new Error(`expected ok, got ${r.code}: ${r.message}`);
+  return r;
+}
+
 const documents = new WeakMap<TestService, any>();
 
 /** The protocol headers (API.md sections 2, 4, 11, 12) the OpenAPI document declares where they are sent. */

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import { Rng } from '../../src/engine/rng';
-import { rest, type Outcome } from '../helpers/dual';
+import { ok, rest, type Outcome } from '../helpers/dual';
 import { oracleQuery, type OracleQueryBody } from '../helpers/oracle-data';
 import { startTestService, type TestService } from '../helpers/service';
 
@@ -42,12 +42,6 @@ const EDGES: [string, string][] = [
 ];
 const DAYS = 140;
 const day = (d: number) => new Date(Date.UTC(2026, 0, 1 + d)).toISOString().replace('.000Z', 'Z');
-
-async function ok(o: Promise<Outcome>): Promise<Outcome> {
-  const r = await o;
-  assert.equal(r.code, 'ok', r.message);
-  return r;
-}
 
 beforeAll(async () => {
   t = await startTestService();

@@ -43,4 +43,25 @@ export class EmpiricalStep implements StepDistribution {
     const frac = span > 0 ? (x - s[lo]) / span : 1;
     return (lo + frac) / (n - 1);
   }
+
+  /**
+   * P(Y < x): `cdf`'s limit from the left, which differs from it where samples tie at x (a point
+   * mass: reconciled draws censored at 0 put the atom there, and it belongs to the bin that
+   * starts at 0, as for a depth-0 forecast's censored law).
+   */
+  cdfBelow(x: number): number {
+    const s = this.sorted;
+    const n = s.length;
+    if (!(x > s[0])) return 0;
+    if (x > s[n - 1]) return 1;
+    // binary search for the first index with s[i] >= x (≥ 1, since s[0] < x)
+    let lo = 0;
+    let hi = n - 1;
+    while (hi - lo > 1) {
+      const mid = (lo + hi) >> 1;
+      if (s[mid] < x) lo = mid;
+      else hi = mid;
+    }
+    return (lo + (x - s[lo]) / (s[hi] - s[lo])) / (n - 1);
+  }
 }

@@ -3,11 +3,27 @@
  * reconciled draws, and the CRPS of a set of draws. Pure.
  */
 import { EmpiricalStep } from '../distributions/empirical-step';
+import { ClampedStep } from '../guard';
 import type { StepDistribution } from '../types';
 
 /** K stratified draws of `step`: its quantiles at (j + ½)/K, ascending. */
 export function quantileGrid(step: StepDistribution, K: number): Float64Array {
   return Float64Array.from({ length: K }, (_, j) => step.quantile((j + 0.5) / K));
+}
+
+/**
+ * A node's base forecast of one step as reconciliation takes it: K stratified draws
+ * (`quantileGrid`) and their law's mean. A forecast the plausibility band censors at a
+ * non-negative history's 0 (`guard.ts`) is taken without that floor: its draws are then the
+ * model's (re-centred on its point forecast, they stay where the model put them), and the floor
+ * is set on the reconciled draws instead, where every node can keep it coherently
+ * (`probabilistic.ts`). Why: re-centring the floored law (whose mean is above the point
+ * forecast) on the point forecast moved its atom at 0 below 0 by the whole gap — a leaf's
+ * reconciled median −31 where its depth-0 one is 139, at 1,000 steps.
+ */
+export function baseDraws(step: StepDistribution, K: number): { readonly mean: number; readonly grid: Float64Array } {
+  const law = step instanceof ClampedStep ? step.unfloored() : step;
+  return { mean: law.mean, grid: quantileGrid(law, K) };
 }
 
 /**

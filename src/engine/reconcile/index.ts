@@ -1,7 +1,8 @@
 /**
  * Hierarchical forecast reconciliation, the facade: base forecasts of every node of a hierarchy
  * (means and draws of one or more forecast steps) in, coherent forecasts out — every node equal
- * to the sum of the leaves beneath it, in the mean and in every joint draw. Methods: MinT with a
+ * to the sum of the leaves beneath it, in the mean and in every joint draw, and no mass below 0
+ * where every leaf beneath has a non-negative history (`nonNegative`). Methods: MinT with a
  * shrinkage covariance (default), structural WLS, OLS, bottom-up (`methods.ts`); distributions by
  * reconciling joint draws (`probabilistic.ts`). Pure and deterministic: same input and seed →
  * bit-identical output.
@@ -11,9 +12,9 @@ import { independentRanks, reconcileDraws, residualCopula, type CopulaRanks, typ
 import type { ErrorRows } from './errors';
 import type { HierarchyStructure } from './structure';
 
-export { buildStructure, aggregate, type HierarchyStructure } from './structure';
+export { buildStructure, aggregate, atomsWhere, type HierarchyStructure } from './structure';
 export { RECONCILE_METHODS, buildReconciler, type ReconcileMethod, type Reconciler } from './methods';
-export { drawsStep, quantileGrid, sampleCrps } from './draws';
+export { baseDraws, drawsStep, quantileGrid, sampleCrps } from './draws';
 export { errorRows, MIN_BACKTEST_ROWS, type ErrorRows, type NodeErrors } from './errors';
 export type { ReconciledDraws } from './probabilistic';
 
@@ -38,6 +39,11 @@ export interface ReconcileInput {
   readonly errors: ErrorRows;
   readonly steps: readonly BaseStep[];
   readonly kind: 'continuous' | 'count';
+  /**
+   * Per atom of `structure` (`atomsWhere`), 1 when its leaves' histories are non-negative: its
+   * reconciled draws are censored at 0 (`probabilistic.ts`). Default: none (count data always are).
+   */
+  readonly nonNegative?: Uint8Array;
   /** Seed of the copula's random times and tie keys. */
   readonly seed: number;
 }
@@ -71,7 +77,7 @@ export function reconcile(input: ReconcileInput): ReconcileOutput {
     copulas.set(K, ranks);
     return ranks;
   };
-  const reconciled = steps.map((s) => reconcileDraws(reconciler, s.means, s.draws, copulaFor(s.draws[0]?.length ?? 0), input.kind));
+  const reconciled = steps.map((s) => reconcileDraws(reconciler, s.means, s.draws, copulaFor(s.draws[0]?.length ?? 0), input.kind, input.nonNegative));
   return {
     method: reconciler.method,
     lambda: reconciler.lambda,

@@ -14,8 +14,16 @@
  * reconciled draws' mean is exactly the reconciled mean) and every joint draw is reconciled:
  * β_j = G x_j, ỹ_j = S β_j. For `count` data each β_j is rounded and set to ≥ 0 before summing
  * (set-negative-to-zero, Di Fonzo & Girolimetto 2023): every draw stays coherent, integer and
- * non-negative, and the reported mean is the draws' mean.
+ * non-negative, and the reported mean is the draws' mean. Continuous atoms whose leaves all have
+ * non-negative histories (`nonNegative`: those a depth-0 forecast censors at 0, `guard.ts`) are
+ * set to ≥ 0 the same way, so every node summing only such leaves has no mass below 0 in any
+ * draw, and each such atom's mean is its censored draws' mean (an atom none of whose draws was
+ * below 0 keeps its linear mean, G ŷ); node means are sums of atom means, so they stay coherent.
+ * Why at the atoms rather than per node: censoring a sum after the fact would break coherence,
+ * and a linear map cannot keep a combination of non-negative draws non-negative (MinT gives
+ * negative weights), so the rule must be applied where the nodes are built from.
  */
+import { runningMean } from '../math/stats';
 import { Rng } from '../rng';
 import { completeRowIndices } from './covariance';
 import { atomsOf, type Reconciler } from './methods';
@@ -78,6 +86,8 @@ export function reconcileDraws(
   baseDraws: readonly ArrayLike<number>[],
   ranks: CopulaRanks,
   kind: 'continuous' | 'count',
+  /** Per atom, 1 (or true) when its draws are censored at 0 (see the file comment); counts always are. */
+  nonNegative?: ArrayLike<number | boolean>,
 ): ReconciledDraws {
   const { G, structure } = reconciler;
   const { nodes: n, atoms: m } = structure;
@@ -115,7 +125,19 @@ export function reconcileDraws(
       B[a * K + j] = s0 + s1 + s2 + s3;
     }
   }
+  // atoms whose draws were censored (continuous): their means are the censored draws' means
+  const censored = new Uint8Array(m);
   if (kind === 'count') for (let k = 0; k < B.length; k++) B[k] = Math.max(0, Math.round(B[k]));
+  else if (nonNegative) {
+    for (let a = 0; a < m; a++) {
+      if (!nonNegative[a]) continue;
+      for (let k = a * K; k < (a + 1) * K; k++) {
+        if (!(B[k] < 0)) continue;
+        B[k] = 0;
+        censored[a] = 1;
+      }
+    }
+  }
   const draws = Array.from({ length: n }, () => new Float64Array(K));
   structure.atomNodes.forEach((nodesOfAtom, a) => {
     const ba = a * K;
@@ -128,7 +150,10 @@ export function reconcileDraws(
   if (kind === 'count') {
     means = Float64Array.from(draws, (d) => d.reduce((s, v) => s + v, 0) / K);
   } else {
-    means = aggregate(structure, atomsOf(reconciler, baseMeans)); // exact S G ŷ; the draws' mean equals it up to rounding
+    // exact S G ŷ where nothing was censored (the draws' mean equals it up to rounding)
+    const beta = atomsOf(reconciler, baseMeans);
+    for (let a = 0; a < m; a++) if (censored[a]) beta[a] = runningMean(B.subarray(a * K, (a + 1) * K));
+    means = aggregate(structure, beta);
   }
   return { means, draws };
 }

@@ -19,6 +19,8 @@ export interface HierarchyStructure {
   readonly atomNodes: readonly Int32Array[];
   /** Per atom, how many leaves it stands for (the structural weights count leaves). */
   readonly atomLeaves: Int32Array;
+  /** Per atom, the leaves it stands for (as given, in order of first appearance). */
+  readonly atomMembers: readonly (readonly (string | number)[])[];
   /** Per node, how many leaves it sums. */
   readonly nodeLeaves: Int32Array;
   /** Nodes bottom-up reconciles from: those no other node of the structure lies beneath. */
@@ -46,19 +48,20 @@ export function buildStructure(leaves: readonly (readonly (string | number)[])[]
   // Atoms in order of first appearance of their signature: deterministic for a given input.
   const atomOf = new Map<string, number>();
   const atomNodes: Int32Array[] = [];
-  const atomLeaves: number[] = [];
-  for (const nodes of nodesOf.values()) {
+  const atomMembers: (string | number)[][] = [];
+  for (const [leaf, nodes] of nodesOf) {
     const key = nodes.join(',');
     const a = atomOf.get(key);
     if (a !== undefined) {
-      atomLeaves[a]++;
+      atomMembers[a].push(leaf);
       continue;
     }
     atomOf.set(key, atomNodes.length);
     atomNodes.push(Int32Array.from(nodes));
-    atomLeaves.push(1);
+    atomMembers.push([leaf]);
   }
   const m = atomNodes.length;
+  const atomLeaves = Int32Array.from(atomMembers, (l) => l.length);
   const S = new Float64Array(n * m);
   const nodeLeaves = new Int32Array(n);
   atomNodes.forEach((nodes, a) => {
@@ -67,7 +70,12 @@ export function buildStructure(leaves: readonly (readonly (string | number)[])[]
       nodeLeaves[i] += atomLeaves[a];
     }
   });
-  return { nodes: n, atoms: m, S, atomNodes, atomLeaves: Int32Array.from(atomLeaves), nodeLeaves, bottom: Uint8Array.from(bottom, (b) => (b ? 1 : 0)) };
+  return { nodes: n, atoms: m, S, atomNodes, atomLeaves, atomMembers, nodeLeaves, bottom: Uint8Array.from(bottom, (b) => (b ? 1 : 0)) };
+}
+
+/** Per atom, 1 when every leaf it stands for satisfies `test` (e.g. has a non-negative history), else 0. */
+export function atomsWhere(structure: HierarchyStructure, test: (leaf: string | number) => boolean): Uint8Array {
+  return Uint8Array.from(structure.atomMembers, (leaves) => (leaves.every(test) ? 1 : 0));
 }
 
 /** ỹ = S β for one atom vector β (length atoms): each node sums its atoms. */

@@ -1,15 +1,18 @@
 /**
  * The reconciliation engine (src/engine/reconcile): structures, each method against hand-derived
  * values, the Schäfer–Strimmer shrinkage against a direct transcription of hts::shrink.estim,
- * coherence of means and draws, count axes, determinism.
+ * coherence of means and draws, count axes, non-negative continuous data, determinism.
  */
 import { describe, test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import { completeRows, shrinkCovariance } from '../../../src/engine/reconcile/covariance';
 import { buildReconciler, atomsOf } from '../../../src/engine/reconcile/methods';
-import { aggregate, buildStructure, errorRows, reconcile, sampleCrps, drawsStep, quantileGrid } from '../../../src/engine/reconcile/index';
+import { aggregate, atomsWhere, baseDraws, buildStructure, errorRows, reconcile, sampleCrps, drawsStep, quantileGrid } from '../../../src/engine/reconcile/index';
 import { cholesky, choleskySolve } from '../../../src/engine/reconcile/linalg';
 import { EmpiricalStep } from '../../../src/engine/distributions/empirical-step';
+import { NormalStep } from '../../../src/engine/distributions/normal-step';
+import { ClampedStep } from '../../../src/engine/guard';
+import { summariseStep } from '../../../src/oracle/summary';
 import { Rng } from '../../../src/engine/rng';
 
 const close = (a: number, b: number, tol = 1e-9) => assert.ok(Math.abs(a - b) <= tol * Math.max(1, Math.abs(b)), `${a} vs ${b}`);
@@ -199,6 +202,74 @@ describe('probabilistic reconciliation', () => {
     close(out.means[0], out.means[1] + out.means[2], 1e-12);
     const step = drawsStep(out.draws[0], out.means[0], 'count');
     assert.ok(Number.isInteger(step.quantile(0.37)));
+  });
+
+  test('continuous data whose leaves are non-negative: no draw of a node summing only them below 0, still coherent, means the censored draws\' means', () => {
+    // small leaves near 0 (a region's rare purposes): the linear map gives them negative draws
+    const low = means.map((m) => m / 10 - 1);
+    const lowDraws = low.map((m, i) => quantileGrid(new ClampedStep(new NormalStep(m, sds[i]), 0, Infinity), K));
+    const floored = new Set(['NH', 'NW', 'SH']); // SW's history has negative values: it is not censored
+    const nonNegative = atomsWhere(s, (leaf) => floored.has(leaf as string));
+    assert.deepEqual(Array.from(nonNegative), [1, 1, 1, 0]);
+    for (const method of ['mint_shrink', 'wls_struct', 'ols', 'bottom_up'] as const) {
+      const input = { structure: s, method, errors, steps: [{ means: low, draws: lowDraws }], kind: 'continuous' as const, seed: 3 };
+      const linear = reconcile(input).steps[0];
+      assert.ok(linear.draws[5].some((v) => v < 0), `${method}: negative draws to censor`);
+      const out = reconcile({ ...input, nonNegative }).steps[0];
+      // N = NH + NW (node 1), H = NH + SH (node 3) and the leaves NH, NW, SH (5, 6, 7) sum only floored leaves
+      for (const i of [1, 3, 5, 6, 7]) {
+        for (const v of out.draws[i]) assert.ok(v >= 0, `${method} node ${i}: ${v}`);
+        const step = drawsStep(out.draws[i], out.means[i], 'continuous');
+        assert.ok(step.quantile(0.01) >= 0 && out.means[i] >= 0);
+        // the atom at 0 is in the bin that starts at 0, as a depth-0 forecast's censored law puts it
+        const { distribution } = summariseStep(step, out.means[i], [-1, 0, 1], [0.05], 'continuous');
+        assert.deepEqual(distribution.slice(0, 2), [0, 0], `${method} node ${i}`);
+        close(out.means[i], out.draws[i].reduce((a, b) => a + b, 0) / K, 1e-9);
+      }
+      assert.ok(out.draws[8].some((v) => v < 0), `${method}: SW is not censored`);
+      for (let j = 0; j < K; j += 7) {
+        close(out.draws[0][j], out.draws[1][j] + out.draws[2][j], 1e-9);
+        close(out.draws[0][j], out.draws[5][j] + out.draws[6][j] + out.draws[7][j] + out.draws[8][j], 1e-9);
+      }
+      close(out.means[0], out.means[1] + out.means[2], 1e-12);
+      close(out.means[0], out.means[3] + out.means[4], 1e-12);
+      close(out.means[4], out.means[6] + out.means[8], 1e-12);
+      // an atom none of whose draws was censored keeps its linear mean exactly
+      assert.equal(out.means[8], linear.means[8]);
+    }
+  });
+
+  test('a base forecast censored at 0 is reconciled without its floor, and the floor set after: a leaf keeps its depth-0 law', () => {
+    // a wide forecast of a non-negative series (band from −200): point forecast 10, a fifth of the law at the 0 floor
+    const wide = new ClampedStep(new NormalStep(10, 12), 0, Infinity, -200);
+    const base = baseDraws(wide, K);
+    assert.deepEqual(base.grid, quantileGrid(new NormalStep(10, 12), K));
+    assert.equal(base.mean, 10);
+    // a step with no floor above the band, or no band, is taken as it is
+    const banded = new ClampedStep(new NormalStep(10, 12), 5, 30);
+    assert.deepEqual(baseDraws(banded, K), { mean: 10, grid: quantileGrid(banded, K) });
+    assert.equal(baseDraws(new NormalStep(10, 12), K).mean, 10);
+    // bottom-up of two such leaves: each gets its depth-0 quantiles back, and the censored law's mean
+    const leaves = [10, 5].map((m) => new ClampedStep(new NormalStep(m, 12), 0, Infinity, -200));
+    const structure = simple();
+    const draws = [new NormalStep(15, 17), ...leaves].map((l) => baseDraws(l, K));
+    const out = reconcile({
+      structure,
+      method: 'bottom_up',
+      errors: errorRows([0, 1, 2].map(() => ({ start: 0, inSample: [NaN], backtest: [] })), 1),
+      steps: [{ means: draws.map((d) => d.mean), draws: draws.map((d) => d.grid) }],
+      kind: 'continuous',
+      nonNegative: atomsWhere(structure, () => true),
+      seed: 1,
+    }).steps[0];
+    leaves.forEach((leaf, i) => {
+      const step = drawsStep(out.draws[i + 1], out.means[i + 1], 'continuous');
+      const depth0 = drawsStep(quantileGrid(leaf, K), 0, 'continuous');
+      for (const p of [0.1, 0.25, 0.5, 0.9]) close(step.quantile(p), depth0.quantile(p), 1e-9);
+      // E[max(0, X)] = μΦ(μ/σ) + σφ(μ/σ): 11.36 for N(10, 12²), 7.69 for N(5, 12²); not the point forecasts
+      close(out.means[i + 1], [11.36, 7.69][i], 0.01);
+    });
+    close(out.means[0], out.means[1] + out.means[2], 1e-12);
   });
 
   test('same input and seed → identical output; another seed → other draws', () => {
