@@ -141,6 +141,18 @@ function checkInfo(info: SeriesInfo): SeriesInfo {
   return info;
 }
 
+/**
+ * The model `model` (default `auto`) stands for on `y` and the observations it needs: what
+ * `forecastSeries` requires, and what a caller with no series to hand it (none read yet) should
+ * name. An empty series gets the model ordinary data get (`isIntermittent`). Throws
+ * `UnknownModelError`.
+ */
+export function observationsNeeded(y: ArrayLike<number>, info: SeriesInfo, model = 'auto'): { name: string; family: ReturnType<typeof resolveModel>; need: number } {
+  const name = model === 'auto' ? autoModelName(y, info) : model;
+  const family = resolveModel(name);
+  return { name, family, need: family.minObservations(info) };
+}
+
 /** Forecast one series (see the file comment). Throws `InsufficientDataError`, `InvalidSeriesError`, `UnknownModelError`. */
 export function forecastSeries(y: Series, info: SeriesInfo, options: ForecastOptions): ForecastResult {
   const h = options.horizon;
@@ -157,11 +169,8 @@ export function forecastSeries(y: Series, info: SeriesInfo, options: ForecastOpt
     info = { ...info, kind: 'continuous' };
     notes.push('counts beyond 2^53 forecast as continuous values');
   }
-  const requested = options.model ?? 'auto';
-  const name = requested === 'auto' ? autoModelName(series, info) : requested;
-  const family = resolveModel(name);
+  const { name, family, need } = observationsNeeded(series, info, options.model);
   const have = countFinite(series);
-  const need = family.minObservations(info);
   if (have < need) throw new InsufficientDataError(have, need, name);
 
   const fitted = family.fit(series, info, { horizon: h });

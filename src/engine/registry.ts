@@ -381,22 +381,27 @@ export const INTERMITTENT_ZERO_SHARE = 0.3;
  * observations from the first non-zero one on (or is all zeros). Why leading zeros do not count:
  * they are the time before the item existed (a page not yet created, a part not yet sold), not
  * sparse demand — 124 of the 1,000 web-traffic series start with up to 588 zeros; counted, 43 of
- * them looked intermittent, not counted 12.
+ * them looked intermittent, not counted 12. A series without any observation is not: there is
+ * nothing to judge by, and the model `auto` names for it (and so the observations an
+ * `InsufficientDataError` asks for) must be the one ordinary data get (QA: "at least 2 are
+ * needed" with none, "at least 3" once one came).
  */
 export function isIntermittent(y: ArrayLike<number>): boolean {
   let zeros = 0;
   let n = 0;
+  let seen = false;
   let started = false;
   for (let i = 0; i < y.length; i++) {
     const v = y[i];
     if (Number.isNaN(v)) continue;
+    seen = true;
     if (v < 0) return false;
     if (v !== 0) started = true;
     if (!started) continue;
     if (v === 0) zeros++;
     n++;
   }
-  return !started || zeros / n >= INTERMITTENT_ZERO_SHARE;
+  return seen && (!started || zeros / n >= INTERMITTENT_ZERO_SHARE);
 }
 
 /**

@@ -13,6 +13,7 @@ import type { EntityRecord, EntityStore } from '../entities/entity-store';
 import { timeOf } from '../entities/frequency';
 import { DEFAULT_DRAWS, ORIGIN_DRAWS, type ReconcileMethod } from '../engine/reconcile/index';
 import { floorsAtZero } from '../engine/guard';
+import { observationsNeeded } from '../engine/index';
 import type { SeriesInfo } from '../engine/types';
 import type { ForecastJobResult } from '../oracle/forecast-job';
 import type { ForecastPool } from '../oracle/forecast-pool';
@@ -130,7 +131,9 @@ export class DepthQueries {
     const axes = await Promise.all(q.axes.map((a) => axisHierarchy(hierarchy, q.depth, a, this.deps.series, q.accountId, q.asOf)));
     for (const a of axes) {
       if (a.nodes[0]?.entity !== q.root.entity) {
-        throw new ServiceError('insufficient_data', `axis ${a.axis} of ${q.root.entity} has no observations, and no leaf beneath it has any`, { axis: a.axis, have: 0 });
+        // the need the engine will name once data come (as a depth-0 query with none names it)
+        const { need } = observationsNeeded([], { ...seasonalInfo(q.root), kind: a.kind }, NODE_MODEL);
+        throw new ServiceError('insufficient_data', `axis ${a.axis} of ${q.root.entity} has no observations, and no leaf beneath it has any; at least ${need} are needed to forecast it`, { axis: a.axis, have: 0, need });
       }
     }
     const key = createHash('sha256')

@@ -1,7 +1,7 @@
 import { test } from '@jest/globals';
 import assert from 'node:assert/strict';
-import { forecastSeries, InsufficientDataError, InvalidSeriesError, UnknownModelError } from '../../../src/engine/index';
-import { AUTO_COUNT_INTERMITTENT_MODEL, AUTO_EXTRA_PERIOD_MODEL, AUTO_INTERMITTENT_MODEL, AUTO_LONG_NONSEASONAL_MODEL, AUTO_MODEL, AUTO_MULTI_SEASONAL_MODEL, LONG_SERIES, LOW_COUNT_MEAN } from '../../../src/engine/registry';
+import { forecastSeries, InsufficientDataError, InvalidSeriesError, observationsNeeded, UnknownModelError } from '../../../src/engine/index';
+import { AUTO_COUNT_INTERMITTENT_MODEL, AUTO_EXTRA_PERIOD_MODEL, AUTO_INTERMITTENT_MODEL, AUTO_LONG_NONSEASONAL_MODEL, AUTO_MODEL, AUTO_MULTI_SEASONAL_MODEL, LONG_SERIES, LOW_COUNT_MEAN, isIntermittent } from '../../../src/engine/registry';
 import { Rng } from '../../../src/engine/rng';
 
 function seasonal(n: number, seed: number): Float64Array {
@@ -157,4 +157,25 @@ test('calibration is recorded: method, factor and interval method agree', () => 
   const off = forecastSeries(seasonal(120, 9), { period: 12 }, { horizon: 12, model: 'naive', calibrate: 'off', confidence: false });
   assert.equal(off.calibration, null);
   assert.equal(off.confidence, null);
+});
+
+test('too little data: the need is the same with no observation as with one or two (the model ordinary data get)', () => {
+  const infos = [{ period: 1 }, { period: 4 }, { period: 7, periods: [7, 365] }, { period: 1, periods: [52] }, { period: 24, periods: [24, 168] }, { period: 288, periods: [288] }];
+  for (const info of infos) {
+    const needs = [[], [5], [5, 6]].map((y) => {
+      try {
+        forecastSeries(Float64Array.from(y), info, { horizon: 1 });
+      } catch (err) {
+        assert.ok(err instanceof InsufficientDataError, String(err));
+        assert.equal(err.have, y.length);
+        return err.need;
+      }
+      throw new Error(`${JSON.stringify(info)}: ${y.length} observations forecast`);
+    });
+    assert.equal(new Set(needs).size, 1, `${JSON.stringify(info)}: ${needs}`);
+    assert.equal(observationsNeeded([], info).need, needs[0]);
+  }
+  assert.equal(isIntermittent([]), false);
+  assert.equal(isIntermittent([NaN]), false);
+  assert.equal(isIntermittent([0]), true); // all zeros: the intermittent route, which needs 2
 });
