@@ -32,7 +32,9 @@ import type { SeriesInfo } from '../engine/types';
  * of 2–3 years keep a yearly cycle that visibly repeats at horizons beyond the AR's 70-day
  * window; a history with negative values anywhere is never modelled in logs; reconciled forecasts
  * (depth ≥ 1) of leaves with non-negative histories are set to ≥ 0 in every joint draw, their base
- * forecasts reconciled without the band's 0 floor (`reconcile/probabilistic.ts`, `draws.ts`).
+ * forecasts reconciled without the band's 0 floor (`reconcile/probabilistic.ts`, `draws.ts`);
+ * and an answer's `axes_resolved` is its law's mean (`oracle/summary.ts`), no longer the model's
+ * point forecast (a median for models in logs, clamped where the band censors).
  */
 export const ENGINE_INFO = { name: 'forecast-engine', version: '1.8.0', runtime: `node ${process.versions.node}` } as const;
 

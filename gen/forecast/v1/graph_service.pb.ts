@@ -69,7 +69,7 @@ export interface PathNode {
   step: string;
   /**
    * Mean forecast `horizon` steps ahead per requested axis this node could be forecast on
-   * (only with `axes`).
+   * (only with `axes`): the expected value of its predictive law, as `Forecast.axes_resolved`.
    */
   axesResolved: { [key: string]: number };
   /** Why a requested axis has no mean here (no such axis, too little data), one line each. */

@@ -90,7 +90,15 @@ export interface Forecast {
    * short to backtest (see `warnings`).
    */
   confidence: number;
-  /** Mean forecast at the horizon, one entry per resolved axis. */
+  /**
+   * Mean forecast at the horizon, one entry per resolved axis: the expected value of the
+   * predictive law that `quantiles` and `distribution` describe (censored to the series'
+   * plausibility band where that censors it), taken on a 4,000-point quantile grid; a count
+   * axis' law's own mean. It is above the median for right-skewed forecasts (models fitted in
+   * logs), and above 0 whenever part of a law censored at 0 is. Not the model's point forecast
+   * (for a model in logs its back-transformed median), which the published benchmark figures
+   * score; ask for the 0.5 quantile for a median.
+   */
   axesResolved: { [key: string]: number };
   /** The thresholds used for `distribution` (given or default). */
   thresholds: number[];

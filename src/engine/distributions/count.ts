@@ -8,7 +8,7 @@
  * model put below zero lands on 0. Why rounding rather than flooring: it keeps the median and
  * (for mass away from zero) the mean of the continuous forecast unchanged.
  */
-import { runningMean } from '../math/stats';
+import { quantileGridMean } from './moments';
 import { Rng } from '../rng';
 import type { PredictiveDistribution, StepDistribution } from '../types';
 
@@ -18,8 +18,6 @@ const NEGLIGIBLE = 1e-10;
 const MAX_TERMS = 5000;
 /** Widest law (its 1 − 1e-13 quantile) whose mean is summed exactly; wider ones use the quantile grid. */
 const EXACT_SPAN = 100;
-/** Quantile grid size of the mean fallback. */
-const GRID = 4000;
 
 /** A count step obtained from a continuous one (see file doc). Idempotent: wrapping a CountStep returns the same law. */
 export class CountStep implements StepDistribution {
@@ -61,11 +59,11 @@ function countMean(base: StepDistribution): number {
 }
 
 /**
- * E[max(0, round(Y))] on a quantile grid: accurate to ~1/GRID of the spread, for very wide
+ * E[max(0, round(Y))] on the quantile grid (`quantileGridMean`): accurate to ~1/4,000 of the spread, for very wide
  * forecasts with real mass near zero (a running mean: a sum of huge quantiles would overflow).
  */
 function gridMean(base: StepDistribution): number {
-  return runningMean(Float64Array.from({ length: GRID }, (_, i) => Math.max(0, Math.round(base.quantile((i + 0.5) / GRID)))));
+  return quantileGridMean(base, (q) => Math.max(0, Math.round(q)));
 }
 
 /** Discretise one step unless it already is a count step. */
