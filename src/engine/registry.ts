@@ -470,16 +470,20 @@ export function isLowCount(y: ArrayLike<number>, info: SeriesInfo): boolean {
 export function autoModelName(y: ArrayLike<number>, info: SeriesInfo): string {
   if (isIntermittent(y) || isLowCount(y, info)) return intermittentModel(info);
   if (info.period === 7) return AUTO_DAILY_MODEL;
-  const usable = [...new Set([info.period, ...(info.periods ?? [])])].filter((p) => p > 1 && y.length >= 3 * p);
+  // cycles are counted in observations: a gap filled by interpolation shows no cycle (found by QA: 3 cycles
+  // of 5-minute slots with the last one missing went to the seasonal AR, whose lags read the filled-in day)
+  const n = countFinite(y);
+  const usable = [...new Set([info.period, ...(info.periods ?? [])])].filter((p) => p > 1 && n >= 3 * p);
   if (usable.length >= 2) return AUTO_MULTI_SEASONAL_MODEL;
   if (info.period > ETS_MAX_PERIOD) {
     // a cycle too long for ETS (sub-hourly data's day): see `AUTO_LONG_CYCLE_MODEL`
     if (usable.includes(info.period)) return AUTO_MULTI_SEASONAL_MODEL;
-    if (countFinite(y) >= 2 * info.period) return AUTO_LONG_CYCLE_MODEL;
+    // MSTL keeps a period only with more than two cycles (`decompose/mstl.ts`; found by QA: exactly 2 dropped it)
+    if (n > 2 * info.period) return AUTO_LONG_CYCLE_MODEL;
   }
   if (usable.length === 1 && usable[0] !== info.period) return AUTO_EXTRA_PERIOD_MODEL;
   // a longer cycle declared for non-seasonal data, but under 3 cycles long: the AR on short lags
   if (usable.length === 0 && info.period === 1 && (info.periods ?? []).some((p) => p > 1)) return AUTO_EXTRA_PERIOD_MODEL;
-  if (info.period === 1 && countFinite(y) >= LONG_SERIES) return AUTO_LONG_NONSEASONAL_MODEL;
+  if (info.period === 1 && n >= LONG_SERIES) return AUTO_LONG_NONSEASONAL_MODEL;
   return AUTO_MODEL;
 }

@@ -46,3 +46,18 @@ test('a cycle above 24 seen 2 to 3 times keeps it through every member of the co
   const trueSwing = truth(700 + peak) - truth(700 + trough);
   assert.ok(swing > 0.75 * trueSwing, `swing ${swing} vs ${trueSwing}`);
 });
+
+test('cycles are counted in observations, and the MSTL route takes more than two of them (found by QA)', () => {
+  const m = 288;
+  const at = (n: number, gap?: [number, number]) => {
+    const { y } = subHourly(m, n, 11);
+    if (gap) y.fill(NaN, gap[0], gap[1]);
+    return forecastSeries(y, { period: m, periods: [m] }, { horizon: 12, confidence: false }).requestedModel;
+  };
+  // exactly two cycles: MSTL would drop the period, so not its route; one value more: its route
+  assert.notEqual(at(2 * m), AUTO_LONG_CYCLE_MODEL);
+  assert.equal(at(2 * m + 1), AUTO_LONG_CYCLE_MODEL);
+  // three cycles of slots with most of the last one missing: not the seasonal AR (its lags would read the filled-in day)
+  assert.equal(at(3 * m), AUTO_MULTI_SEASONAL_MODEL);
+  assert.notEqual(at(3 * m, [2 * m - 20, 3 * m - 20]), AUTO_MULTI_SEASONAL_MODEL);
+});
