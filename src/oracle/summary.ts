@@ -22,11 +22,12 @@ export interface StepSummary {
  * Summarise step `h` (1-based). Bin i is [t(i), t(i+1)): its probability is P(Y < t(i+1)) −
  * P(Y < t(i)). For count data P(Y < t) counts the integers below t, so bins below zero get 0.
  * `mean` is the expected value of the law the quantiles and bins describe (the API's "mean
- * forecast"): a count law's own mean, else its quantile-grid mean (`quantileGridMean`). Why not the
- * model's point forecast (`dist.mean`): for a model fitted in logs that is the back-transformed
- * median (R's default; the benchmarks score it), 18% under the mean of a wide forecast, and where
- * the band censors a forecast it is the point clamped to the band (found by QA: "mean" 0 with a
- * 75% quantile of 12,563).
+ * forecast"): a count law's own mean (that step's only: the path's other means are never
+ * computed), else its quantile-grid mean (`quantileGridMean`). Why not the model's point
+ * forecast (`dist.mean`): for a model fitted in logs that is the back-transformed median (R's
+ * default; the benchmarks score it), 18% under the mean of a wide forecast, and where the band
+ * censors a forecast it is the point clamped to the band (found by QA: "mean" 0 with a 75%
+ * quantile of 12,563).
  */
 export function summarise(
   dist: PredictiveDistribution,
@@ -36,7 +37,7 @@ export function summarise(
   kind: 'continuous' | 'count',
 ): StepSummary {
   const step = dist.steps[h - 1];
-  return summariseStep(step, kind === 'count' ? dist.mean[h - 1] : quantileGridMean(step), thresholds, levels, kind);
+  return summariseStep(step, kind === 'count' ? step.mean : quantileGridMean(step), thresholds, levels, kind);
 }
 
 /** `summarise` for one step distribution with its mean (a reconciled node's, for instance). */

@@ -130,3 +130,20 @@ test('the mean of a wide count law comes from its quantiles, not one cdf call pe
     assert.ok(sd < 10 || cdfCalls <= 2, `N(${mean}, ${sd}²): ${cdfCalls} cdf calls`);
   }
 });
+
+test('a count forecast computes a step’s mean only when it is read (found by QA: 1,000 steps spent 2 s on unread means)', () => {
+  let calls = 0;
+  // wide laws (a 1e-13 quantile beyond 100), whose means take the quantile grid
+  const steps = Array.from({ length: 1000 }, (_, k) => {
+    const base = new NormalStep(50 + k, 40);
+    return { mean: base.mean, quantile: (p: number) => (calls++, base.quantile(p)), cdf: (x: number) => (calls++, base.cdf(x)) };
+  });
+  const pd = toCountDistribution({ model: 'm', mean: Float64Array.from(steps, (s) => s.mean), steps, intervalMethod: 'analytic', samplePaths: () => [] });
+  assert.equal(calls, 0, 'nothing computed up front');
+  const one = pd.steps[499].mean;
+  assert.ok(calls > 0 && calls <= 4100, `one step's mean: ${calls} calls`);
+  // the same value as the whole path's, which is computed once when read
+  assert.equal(pd.mean[499], one);
+  assert.equal(pd.mean, pd.mean);
+  assert.ok(Math.abs(one - 549) < 0.05, `mean ${one}`);
+});
