@@ -22,6 +22,7 @@ import { checkFinite } from '../naive';
 import { dropLeading, linearGaussianForecast } from '../naive-forecast';
 import { arPsi, dominantGrowth, fitSubsetAr, forecastSubsetAr, type ArFit } from './fit';
 import { autoregLags, type LagOptions } from './lags';
+import { filledRegressorSd } from './filled';
 import { ExpStep } from './exp-step';
 
 /** Options of the `autoreg` family. */
@@ -234,7 +235,10 @@ function fitAutoreg(y: Series, info: SeriesInfo, options: AutoregOptions = {}): 
           psi[k] = cum;
         }
       }
-      const base = linearGaussianForecast({ model: name, mean, sigma: fit ? fit.sigma : flatSigma, psi: (j) => psi[j] });
+      // filled-in values the recursion reads add their own uncertainty (`filled.ts`; levels only:
+      // in differences a filled level enters two differences with opposite signs)
+      const extra = fit && !diff ? filledRegressorSd(fit, x, xObserved, H) : null;
+      const base = linearGaussianForecast({ model: name, mean, sigma: fit ? fit.sigma : flatSigma, psi: (j) => psi[j], ...(extra ? { extra } : {}) });
       return dropLeading(useLog ? expForecast(base) : base, trailing);
     },
   };
