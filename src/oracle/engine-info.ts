@@ -34,12 +34,9 @@ import type { SeriesInfo } from '../engine/types';
  * (depth ≥ 1) of leaves with non-negative histories are set to ≥ 0 in every joint draw, their base
  * forecasts reconciled without the band's 0 floor (`reconcile/probabilistic.ts`, `draws.ts`);
  * and an answer's `axes_resolved` is its law's mean (`oracle/summary.ts`), no longer the model's
- * point forecast (a median for models in logs, clamped where the band censors). 1.9.0: an
- * autoregression whose forecast reads filled-in values (a gap within its largest lag of the end)
- * adds those values' own error, measured on the series (`models/autoreg/filled.ts`; 95% coverage
- * 0.34–0.83 → 0.93–1.0 on cycles with a day missing); series without such a gap are unchanged.
+ * point forecast (a median for models in logs, clamped where the band censors).
  */
-export const ENGINE_INFO = { name: 'forecast-engine', version: '1.9.0', runtime: `node ${process.versions.node}` } as const;
+export const ENGINE_INFO = { name: 'forecast-engine', version: '1.8.0', runtime: `node ${process.versions.node}` } as const;
 
 /**
  * Seasonal periods for an entity: its season length first, plus the longer cycle its frequency

@@ -22,7 +22,6 @@ import { checkFinite } from '../naive';
 import { dropLeading, linearGaussianForecast } from '../naive-forecast';
 import { arPsi, dominantGrowth, fitSubsetAr, forecastSubsetAr, type ArFit } from './fit';
 import { autoregLags, type LagOptions } from './lags';
-import { filledRegressorSd } from './filled';
 import { ExpStep } from './exp-step';
 
 /** Options of the `autoreg` family. */
@@ -235,10 +234,7 @@ function fitAutoreg(y: Series, info: SeriesInfo, options: AutoregOptions = {}): 
           psi[k] = cum;
         }
       }
-      // filled-in values the recursion reads add their own uncertainty (`filled.ts`; levels only:
-      // in differences a filled level enters two differences with opposite signs)
-      const extra = fit && !diff ? filledRegressorSd(fit, x, xObserved, H) : null;
-      const base = linearGaussianForecast({ model: name, mean, sigma: fit ? fit.sigma : flatSigma, psi: (j) => psi[j], ...(extra ? { extra } : {}) });
+      const base = linearGaussianForecast({ model: name, mean, sigma: fit ? fit.sigma : flatSigma, psi: (j) => psi[j] });
       return dropLeading(useLog ? expForecast(base) : base, trailing);
     },
   };
