@@ -34,9 +34,11 @@ import type { SeriesInfo } from '../engine/types';
  * (depth ≥ 1) of leaves with non-negative histories are set to ≥ 0 in every joint draw, their base
  * forecasts reconciled without the band's 0 floor (`reconcile/probabilistic.ts`, `draws.ts`);
  * and an answer's `axes_resolved` is its law's mean (`oracle/summary.ts`), no longer the model's
- * point forecast (a median for models in logs, clamped where the band censors).
+ * point forecast (a median for models in logs, clamped where the band censors). 1.8.1: a
+ * forecast of a history that never touched 0 which the band's floor censors to (almost) certainly
+ * 0 says so in a warning (forecasts unchanged).
  */
-export const ENGINE_INFO = { name: 'forecast-engine', version: '1.8.0', runtime: `node ${process.versions.node}` } as const;
+export const ENGINE_INFO = { name: 'forecast-engine', version: '1.8.1', runtime: `node ${process.versions.node}` } as const;
 
 /**
  * Seasonal periods for an entity: its season length first, plus the longer cycle its frequency

@@ -179,3 +179,17 @@ test('too little data: the need is the same with no observation as with one or t
   assert.equal(isIntermittent([NaN]), false);
   assert.equal(isIntermittent([0]), true); // all zeros: the intermittent route, which needs 2
 });
+
+// found by QA: a falling trend from 4 values was forecast as a certain 0 from step 10 on, silently
+test('a history above 0 forecast as (almost) certainly 0 says so, from the first such step', () => {
+  const y = Float64Array.from([103.46, 108.22, 103.3, 86.97]);
+  const r = forecastSeries(y, { period: 1 }, { horizon: 100 });
+  const first = r.distribution.steps.findIndex((s) => s.quantile(0.975) <= 0);
+  assert.ok(first >= 0, 'the forecast does reach the floor');
+  assert.ok(r.warnings.includes(`from step ${first + 1} at least 97.5% of the forecast lies at or below 0, where it is censored: the model's trend carried beyond what 4 observations, all above 0, can support`), r.warnings.join('; '));
+  // not at a horizon that stays above it, nor for a history that has been 0 itself
+  assert.ok(!forecastSeries(y, { period: 1 }, { horizon: 4 }).warnings.some((w) => /at or below 0/.test(w)));
+  const touched = Float64Array.from([40, 30, 20, 0, 12, 9, 6, 3]);
+  const t = forecastSeries(touched, { period: 1 }, { horizon: 100 });
+  assert.ok(!t.warnings.some((w) => /at or below 0/.test(w)), t.warnings.join('; '));
+});
