@@ -27,6 +27,8 @@ export interface GuardBand {
   readonly upper: Float64Array;
   /** True when the history has no negative value: forecasts are also censored at 0 (`clampToBand`). */
   readonly nonNegative: boolean;
+  /** True when every value of the history is above 0 (it never touched the floor). */
+  readonly positive: boolean;
 }
 
 /**
@@ -64,7 +66,7 @@ export function guardBand(y: Series, h: number, widths = GUARD_WIDTHS): GuardBan
     lower[k] = lo - reach;
     upper[k] = hi + reach;
   }
-  return { lower, upper, nonNegative: lo >= 0 };
+  return { lower, upper, nonNegative: lo >= 0, positive: lo > 0 };
 }
 
 /**

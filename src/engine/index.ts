@@ -153,13 +153,6 @@ export function observationsNeeded(y: ArrayLike<number>, info: SeriesInfo, model
   return { name, family, need: family.minObservations(info) };
 }
 
-/** The smallest finite value of `y` (Infinity when none). */
-function minFinite(y: ArrayLike<number>): number {
-  let m = Infinity;
-  for (let i = 0; i < y.length; i++) if (y[i] < m) m = y[i];
-  return m;
-}
-
 /** Forecast one series (see the file comment). Throws `InsufficientDataError`, `InvalidSeriesError`, `UnknownModelError`. */
 export function forecastSeries(y: Series, info: SeriesInfo, options: ForecastOptions): ForecastResult {
   const h = options.horizon;
@@ -212,7 +205,7 @@ export function forecastSeries(y: Series, info: SeriesInfo, options: ForecastOpt
     if (guarded.cut > 0) warnings.push(`intervals cut to the plausibility band of the history at ${guarded.cut} of ${h} steps`);
     // a history that never touched 0 forecast as certainly 0: say so (found by QA: a falling trend
     // from 4 values reached 0 by step 10, and from there every quantile was 0 without a word)
-    const atFloor = band.nonNegative && minFinite(series) > 0 ? distribution.steps.findIndex((s) => s.quantile(0.975) <= 0) : -1;
+    const atFloor = band.positive ? distribution.steps.findIndex((s) => s.quantile(0.975) <= 0) : -1;
     if (atFloor >= 0) {
       warnings.push(`from step ${atFloor + 1} at least 97.5% of the forecast lies at or below 0, where it is censored: the model's trend carried beyond what ${have} observations, all above 0, can support`);
     }

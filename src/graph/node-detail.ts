@@ -35,7 +35,7 @@ export interface OriginDetail {
 
 /** A node's forecast detail at step h (see the file comment). */
 export interface NodeDetail {
-  /** Mean and draws of the forecast at step h (`baseDraws`: the censored law's mean where the band censors). */
+  /** Mean and draws of the forecast at step h (`baseDraws`: a law the band floors at 0 is taken without that floor). */
   readonly mean: number;
   readonly grid: Float64Array;
   /** In-sample one-step errors y − fitted, aligned with the series (NaN where none). */

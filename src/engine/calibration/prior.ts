@@ -73,8 +73,8 @@ export function lengthClass(n: number): LengthClass {
  *     --cut m4/m4-weekly.jsonl:12/16/20/26/32/40          (files under shared/data)
  * i.e. the training parts of every continuous series of the shared data (the intermittent car
  * parts use the Croston route, which has none), and M4 weekly's validation windows again from
- * histories cut to 12–40 values (`--cut`; see `WEEKLY_SHORT_HISTORIES` below); the validation windows are each training part's
- * last `horizon` values and the `horizon` values before them (`VALIDATION_WINDOWS` in
+ * histories cut to 12–40 values (`--cut`; see `WEEKLY_SHORT_HISTORIES` below); the validation
+ * windows are each training part's last `horizon` values and the `horizon` values before them (`VALIDATION_WINDOWS` in
  * evaluate-prior.ts). `fittedOn`: the validation windows per file and group (two per series
  * where the history allows), and the class's cross-fitted coverage / MSIS of 95% intervals on
  * those windows, model intervals → with the prior. Each side's curve is half-way (in logs) between

@@ -67,8 +67,9 @@ function countMean(base: StepDistribution): number {
 }
 
 /**
- * E[max(0, round(Y))] on the quantile grid (`quantileGridMean`): accurate to ~1/4,000 of the spread, for very wide
- * forecasts with real mass near zero (a running mean: a sum of huge quantiles would overflow).
+ * E[max(0, round(Y))] on the quantile grid (`quantileGridMean`): accurate to ~1/`MEAN_GRID` of
+ * the spread, for very wide forecasts with real mass near zero (a running mean: a sum of huge
+ * quantiles would overflow).
  */
 function gridMean(base: StepDistribution): number {
   return quantileGridMean(base, (q) => Math.max(0, Math.round(q)));
