@@ -28,6 +28,10 @@ beforeAll(async () => {
   const falling = [5200, 4900, 4700, 4300, 4100, 3600, 3500, 3100, 2800, 2600, 2100, 1900, 1500, 1300, 900];
   const observations = falling.map((value, i) => ({ axis: 'sales', time: `${2000 + i}-01-01T00:00:00Z`, value }));
   await ok(rest(t, key, { method: 'POST', path: '/v1/entities/mean:falling/observations', body: { observations } }));
+  // four values above 0 whose trend reaches 0 well within 100 steps
+  await ok(rest(t, key, { method: 'POST', path: '/v1/entities', body: { entity: 'mean:few', frequency: 'P1Y', axes: [{ name: 'sales' }] } }));
+  const few = [103.46, 108.22, 103.3, 86.97].map((value, i) => ({ axis: 'sales', time: `${2020 + i}-01-01T00:00:00Z`, value }));
+  await ok(rest(t, key, { method: 'POST', path: '/v1/entities/mean:few/observations', body: { observations: few } }));
 });
 afterAll(() => t.close());
 
@@ -57,5 +61,15 @@ test('a forecast censored at 0 reports the censored law’s mean, above 0 while 
     assert.ok(a.q(0.95) > 0);
     assert.ok(a.mean > 0, `${protocol}: mean ${a.mean} with a 95% quantile of ${a.q(0.95)}`);
     assert.ok(Math.abs(a.mean - a.coarse) < 0.05 * a.q(0.95), `${protocol}: mean ${a.mean} vs ${a.coarse} from the quantiles`);
+  }
+});
+
+test('a history above 0 forecast as (almost) certainly 0 says so in the answer’s warnings', async () => {
+  for (const protocol of ['rest', 'grpc'] as const) {
+    const o = await oracleQuery(t, key, protocol, { entity: 'mean:few', horizon: 100 });
+    assert.equal(o.code, 'ok', o.message);
+    const warnings = o.data.forecast.warnings as string[];
+    assert.ok(warnings.some((w) => /^sales: from step \d+ at least 97\.5% of the forecast lies at or below 0/.test(w)), `${protocol}: ${warnings.join('; ')}`);
+    assert.equal(o.data.forecast.quantiles['0.95'], 0, protocol);
   }
 });
