@@ -15,6 +15,7 @@ import type { Fitted, ModelFamily, Params, PredictiveDistribution, Series, Serie
 import { InsufficientDataError } from './errors';
 import { guardBand, isDegenerate } from './guard';
 import { Rng } from './rng';
+import { cdfByBisection } from './distributions/invert';
 
 /** Members of a combination. */
 export interface EnsembleMember {
@@ -23,8 +24,6 @@ export interface EnsembleMember {
   /** Relative weight, default 1. */
   readonly weight?: number;
 }
-
-const P_MIN = 1e-12;
 
 /** Σ wᵢ · meanᵢ: the mean of either combination. */
 function weightedMean(members: readonly StepDistribution[], weights: Float64Array): number {
@@ -47,18 +46,9 @@ export class QuantileAverageStep implements StepDistribution {
     for (let i = 0; i < this.members.length; i++) q += this.weights[i] * this.members[i].quantile(p);
     return q;
   }
-  /** The inverse of `quantile` by bisection on p (60 halvings: exact to double precision). */
+  /** The inverse of `quantile` (`cdfByBisection`). */
   cdf(x: number): number {
-    let lo = P_MIN;
-    let hi = 1 - P_MIN;
-    if (x < this.quantile(lo)) return 0;
-    if (x >= this.quantile(hi)) return 1;
-    for (let k = 0; k < 60; k++) {
-      const mid = 0.5 * (lo + hi);
-      if (this.quantile(mid) <= x) lo = mid;
-      else hi = mid;
-    }
-    return 0.5 * (lo + hi);
+    return cdfByBisection((p) => this.quantile(p), x);
   }
 }
 
@@ -189,6 +179,8 @@ export function ensembleFamily(
         throw new InsufficientDataError(0, 1, name);
       }
       const label = `${name}(${fits.map((f) => f.model).join(', ')})`;
+      // the members the last forecast combined (`addedSd`)
+      let lastKept: boolean[] = fits.map(() => true);
       const series = y;
       const params: Params = {
         method,
@@ -205,6 +197,7 @@ export function ensembleFamily(
           const band = fits.length > 1 ? guardBand(series, h) : null;
           const keep = forecasts.map((pd) => !band || !isDegenerate(pd, band));
           if (!keep.some(Boolean)) keep.fill(true);
+          lastKept = keep;
           const kept = fits.filter((_, i) => keep[i]);
           fits.forEach((f, i) => {
             const msg = `${f.model} dropped: degenerate forecast (outside the plausibility band)`;
@@ -216,6 +209,22 @@ export function ensembleFamily(
             weights.filter((_, i) => keep[i]),
             method,
           );
+        },
+        // the combined members' added errors, averaged with the forecasts' weights (0 for a
+        // member without one): the width a quantile average of the widened members would add
+        // when their own spreads are alike
+        addedSd(h: number): Float64Array | null {
+          let out: Float64Array | null = null;
+          let total = 0;
+          fits.forEach((f, i) => {
+            if (!lastKept[i]) return;
+            total += weights[i];
+            const sd = f.addedSd?.(h);
+            if (!sd) return;
+            out ??= new Float64Array(h);
+            for (let k = 0; k < h; k++) out[k] += weights[i] * sd[k];
+          });
+          return out ? (out as Float64Array).map((v) => v / total) : null;
         },
         // The members that fitted, each as its chosen structure (backtests assess this combination).
         refit: ensembleFamily(

@@ -16,6 +16,7 @@ import { calibrationPrior } from './calibration/prior';
 import { InsufficientDataError, InvalidSeriesError } from './errors';
 import { toCountDistribution } from './distributions/count';
 import { clampToBand, guardBand } from './guard';
+import { widenSteps } from './distributions/widened-step';
 import { countFinite } from './math/stats';
 import { autoModelName, boundFamily, keepsOwnIntervals, resolveModel } from './registry';
 import type { Params, PredictiveDistribution, Series, SeriesInfo } from './types';
@@ -197,6 +198,13 @@ export function forecastSeries(y: Series, info: SeriesInfo, options: ForecastOpt
     const plan = planCalibration(bt && bt.origins.length > 0 ? bt : null, { level, force: mode === 'force', prior });
     distribution = applyCalibration(distribution, plan);
     calibration = { method: plan.method, factor: plan.factor, coverageBefore: plan.coverageBefore, reason: plan.reason };
+  }
+  // an error the model's intervals leave out (the AR's filled-in regressors), added after
+  // calibration, which was fitted on the model's own intervals and must not scale it
+  const added = fitted.addedSd?.(h);
+  if (added) {
+    distribution = widenSteps(distribution, added);
+    warnings.push('intervals widened for the interpolated values within the model\'s lags of the end (their error measured on the series\' fully observed stretches)');
   }
   const band = options.guard === false ? null : guardBand(series, h);
   if (band) {

@@ -105,6 +105,7 @@ export function selectorFamily(
             fitted: f.fitted,
             warnings: [...warnings, ...f.warnings],
             forecast: (h: number) => f.forecast(h),
+            ...(f.addedSd ? { addedSd: (h: number) => f.addedSd!(h) } : {}),
           };
         } catch (err) {
           lastError = err;

@@ -83,6 +83,13 @@ export interface Fitted {
   /** Forecast `h` >= 1 steps ahead. */
   forecast(h: number): PredictiveDistribution;
   /**
+   * The standard deviation per step (length `h`, original scale) of an error the last `forecast`
+   * leaves out of its own intervals and calibration must not scale: the forecasting facade adds it
+   * after calibration (`widenSteps`). The AR's filled-in regressors (`models/autoreg/filled.ts`);
+   * absent or null when there is none. Call after `forecast(h)` with the same `h`.
+   */
+  addedSd?(h: number): Float64Array | null;
+  /**
    * A family that fits this model's chosen structure again (parameters re-estimated, no model
    * re-selection): what a rolling-origin backtest of *the chosen model* refits at each origin.
    * Absent when the family has no selection step (refitting the family is the same).

@@ -36,9 +36,13 @@ import type { SeriesInfo } from '../engine/types';
  * and an answer's `axes_resolved` is its law's mean (`oracle/summary.ts`), no longer the model's
  * point forecast (a median for models in logs, clamped where the band censors). 1.8.1: a
  * forecast of a history that never touched 0 which the band's floor censors to (almost) certainly
- * 0 says so in a warning (forecasts unchanged).
+ * 0 says so in a warning (forecasts unchanged). 1.10.0 (1.9.0 was withdrawn unreleased): a gap
+ * the seasonal AR's lags read is filled from a cycle back where that fills the series' own
+ * observed stretches better than a straight line, and the fill's measured error is added to the
+ * intervals after calibration, with a warning (`models/autoreg/filled.ts`); series without gaps
+ * are unchanged.
  */
-export const ENGINE_INFO = { name: 'forecast-engine', version: '1.8.1', runtime: `node ${process.versions.node}` } as const;
+export const ENGINE_INFO = { name: 'forecast-engine', version: '1.10.0', runtime: `node ${process.versions.node}` } as const;
 
 /**
  * Seasonal periods for an entity: its season length first, plus the longer cycle its frequency

@@ -22,6 +22,7 @@ import { checkFinite } from '../naive';
 import { dropLeading, linearGaussianForecast } from '../naive-forecast';
 import { arPsi, dominantGrowth, fitSubsetAr, forecastSubsetAr, type ArFit } from './fit';
 import { autoregLags, type LagOptions } from './lags';
+import { filledRegressorSd, GapFill } from './filled';
 import { ExpStep } from './exp-step';
 
 /** Options of the `autoreg` family. */
@@ -156,11 +157,13 @@ function fitAutoreg(y: Series, info: SeriesInfo, options: AutoregOptions = {}): 
   if (mode === 'log' && !positive) warnings.push('log transform skipped: series has values ≤ 0');
   const useLog = positive && mode !== 'none';
   const raw = Float64Array.from(obs, (v) => (Number.isFinite(v) ? (useLog ? Math.log(v) : v) : NaN));
-  const observed = Uint8Array.from(raw, (v) => (Number.isFinite(v) ? 1 : 0));
   const used = countFinite(raw);
   if (used < MIN_OBS) throw new InsufficientDataError(used, MIN_OBS, 'AR');
   if (used < raw.length) warnings.push(`${raw.length - used} missing values interpolated for the lags`);
-  const level = fillMissingLinear(raw);
+  // gaps filled along the shortest cycle or by straight lines, whichever fits the series (`filled.ts`)
+  const gaps = new GapFill(raw, periods[0] ?? 1);
+  const level = gaps.filled;
+  const observed = gaps.observed;
   const diff = options.difference ?? false;
   // the series the AR is fitted to: the (log) level, or its first differences
   const x = diff ? level.subarray(1).map((v, t) => v - level[t]) : level;
@@ -187,6 +190,8 @@ function fitAutoreg(y: Series, info: SeriesInfo, options: AutoregOptions = {}): 
   // the fit with a repeating cycle that a horizon beyond the window switches to (see `forecast`)
   let wider: Fitted | null = null;
   let widened = false;
+  // the last forecast's mean in the scale of x (levels), for `addedSd`
+  let lastMean: Float64Array | null = null;
   if (fitted0) for (let t = 0; t < x.length; t++) fitted[start + t + (diff ? 1 : 0)] = back(fitted0.fitted[t] + (diff ? level[t] : 0));
   return {
     get model() {
@@ -222,6 +227,7 @@ function fitAutoreg(y: Series, info: SeriesInfo, options: AutoregOptions = {}): 
       fit = fitted0;
       if (fitted0 && !accepts(fitted0, H)) fit = stableFit(x, honest.rows, lags, ridge, warnings, accepts, H);
       const mean = fit ? forecastSubsetAr(fit, x, H) : new Float64Array(H).fill(lastX);
+      lastMean = Float64Array.from(mean);
       const psi = fit ? arPsi(fit, H) : new Float64Array(H);
       if (diff) {
         // integrate: levels are the last level plus cumulated differences; ψ of the level = Σ ψ
@@ -236,6 +242,19 @@ function fitAutoreg(y: Series, info: SeriesInfo, options: AutoregOptions = {}): 
       }
       const base = linearGaussianForecast({ model: name, mean, sigma: fit ? fit.sigma : flatSigma, psi: (j) => psi[j] });
       return dropLeading(useLog ? expForecast(base) : base, trailing);
+    },
+    // filled-in values the last forecast's recursion read (`filled.ts`); levels only: in
+    // differences a filled level enters two differences with opposite signs. In logs, the error's
+    // standard deviation times the step's median (the delta method), since it is added in the
+    // original scale.
+    addedSd(h: number): Float64Array | null {
+      if (widened && wider) return wider.addedSd?.(h) ?? null;
+      if (!fit || diff || !lastMean || lastMean.length !== h + trailing) return null;
+      const sd = filledRegressorSd(fit, gaps, h + trailing);
+      if (!sd) return null;
+      const out = sd.slice(trailing);
+      if (useLog) for (let k = 0; k < h; k++) out[k] *= Math.exp(lastMean[k + trailing]);
+      return out;
     },
   };
 }
@@ -299,8 +318,8 @@ function stableFit(x: Float64Array, observed: Uint8Array, lags: readonly number[
 
 /**
  * The lags and rows a fit may use honestly when values are missing. A missing value is filled in
- * by linear interpolation between its observed neighbours; as a regressor of row t it is honest
- * only when both neighbours lie before t — otherwise the filled value contains the target itself
+ * from its gap's observed neighbours (and values a cycle before them, `filled.ts`); as a regressor
+ * of row t it is honest only when both neighbours lie before t — otherwise the filled value contains the target itself
  * (every other day missing: lag 1 is the mean of x[t−2] and x[t]), and the fit learns to predict
  * a value from itself: intervals 20–40 times too narrow (found by QA). A lag is kept when it is
  * honest for at least half the observed targets; a row is used when its target is observed and
