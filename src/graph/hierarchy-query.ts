@@ -240,7 +240,14 @@ export class DepthQueries {
     const rootWarnings = outcomes.flatMap((o) => [...o.warnings, ...o.results[0].warnings.map((w) => `${o.hierarchy.axis}: ${w}`)]);
     const forecast = forecastOf(q.root.entity, rootWarnings);
     const used = hierarchy.entities.filter((e) => e !== q.root.entity && outcomes.some((o) => o.nodes.some((n) => n.entity === e)));
-    const descendants = used.map((entity) => ({ entity, level: hierarchy.level.get(entity)!, forecast: forecastOf(entity, []) }));
+    // each descendant with its own forecast's warnings, as at depth 0 (found by QA: a leaf's
+    // "intervals widened for the interpolated values" was dropped at depth 1)
+    const ownWarnings = (entity: string): string[] =>
+      outcomes.flatMap((o) => {
+        const k = o.nodes.findIndex((n) => n.entity === entity);
+        return k < 0 ? [] : o.results[k].warnings.map((w) => `${o.hierarchy.axis}: ${w}`);
+      });
+    const descendants = used.map((entity) => ({ entity, level: hierarchy.level.get(entity)!, forecast: forecastOf(entity, ownWarnings(entity)) }));
     const inputs = outcomes.flatMap((o) => [...o.hierarchy.inputs].map(([entity, series]) => ({ entity, axis: o.hierarchy.axis, kind: o.hierarchy.kind, series })));
     const models = outcomes.flatMap((o) =>
       // without the reconciliation detail (large arrays): the record needs the model, not its draws

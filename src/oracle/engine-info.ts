@@ -40,9 +40,13 @@ import type { SeriesInfo } from '../engine/types';
  * the seasonal AR's lags read is filled from a cycle back where that fills the series' own
  * observed stretches better than a straight line, and the fill's measured error is added to the
  * intervals after calibration, with a warning (`models/autoreg/filled.ts`); series without gaps
- * are unchanged.
+ * are unchanged. 1.10.1 (from a QA round on 1.10.0): gaps are filled and measured over the whole
+ * history rather than the AR's window, a gap a cycle after another is filled from a span that was
+ * observed, and a fill nothing could measure gets the AR's own forecast error from the gap's
+ * nearest end (a straight line across half a cycle or more: at least the cycle's variance)
+ * instead of the series' whole variance; depth answers keep each descendant's warnings.
  */
-export const ENGINE_INFO = { name: 'forecast-engine', version: '1.10.0', runtime: `node ${process.versions.node}` } as const;
+export const ENGINE_INFO = { name: 'forecast-engine', version: '1.10.1', runtime: `node ${process.versions.node}` } as const;
 
 /**
  * Seasonal periods for an entity: its season length first, plus the longer cycle its frequency

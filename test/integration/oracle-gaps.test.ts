@@ -30,6 +30,12 @@ beforeAll(async () => {
     .filter((i) => i < N - 94 || i >= N - 10)
     .map((i) => ({ axis: 'load', time: time(i), value: value(i) }));
   await ok(rest(t, key, { method: 'POST', path: '/v1/entities/gap:quarter-hours/observations', body: { observations } }));
+  // a complete sibling under a parent, for the depth query
+  await ok(rest(t, key, { method: 'POST', path: '/v1/entities', body: { entity: 'gap:complete', frequency: 'PT15M', axes: [{ name: 'load' }] } }));
+  const complete = Array.from({ length: N }, (_, i) => ({ axis: 'load', time: time(i), value: value(i + 7) }));
+  await ok(rest(t, key, { method: 'POST', path: '/v1/entities/gap:complete/observations', body: { observations: complete } }));
+  await ok(rest(t, key, { method: 'POST', path: '/v1/entities', body: { entity: 'gap:total', frequency: 'PT15M', axes: [{ name: 'load' }] } }));
+  for (const child of ['gap:quarter-hours', 'gap:complete']) await ok(rest(t, key, { method: 'POST', path: '/v1/relations', body: { parent: 'gap:total', child } }));
 });
 afterAll(() => t.close());
 
@@ -49,4 +55,17 @@ test('a cycle with most of its last day missing is forecast along the cycle, wit
     answers.push(f.quantiles);
   }
   assert.deepEqual(answers[0], answers[1], 'REST and gRPC give the same answer');
+});
+
+// found by QA: at depth ≥ 1 a descendant's answer carried none of its own forecast's warnings
+test('at depth 1 the gapped leaf’s answer keeps its own warnings', async () => {
+  for (const protocol of ['rest', 'grpc'] as const) {
+    const o = await oracleQuery(t, key, protocol, { entity: 'gap:total', depth: 1, horizon: HORIZON });
+    assert.equal(o.code, 'ok', o.message);
+    const leaf = (o.data.descendants as Array<{ entity: string; forecast: { warnings: string[] } }>).find((d) => d.entity === 'gap:quarter-hours');
+    assert.ok(leaf, protocol);
+    assert.ok(leaf.forecast.warnings.some((w) => w.startsWith('load: intervals widened for the interpolated values')), `${protocol}: ${leaf.forecast.warnings.join('; ')}`);
+    const sibling = (o.data.descendants as Array<{ entity: string; forecast: { warnings: string[] } }>).find((d) => d.entity === 'gap:complete');
+    assert.ok(sibling && !sibling.forecast.warnings.some((w) => w.includes('interpolated')), `${protocol}: ${sibling?.forecast.warnings.join('; ')}`);
+  }
 });

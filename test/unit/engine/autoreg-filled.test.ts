@@ -52,6 +52,39 @@ test('a gap the forecast reads keeps the cycle and honest intervals: filled from
   }
 });
 
+/** Mean 95% width and coverage over 8 series of a cycle of `p` (the AR's routes: `periods`) with `cut` applied to the history. */
+function widthAndCoverage(p: number, periods: number[], n: number, h: number, cut: (y: Float64Array) => void): { width: number; coverage: number } {
+  let width = 0;
+  let inside = 0;
+  for (let seed = 1; seed <= 8; seed++) {
+    const all = cycle(p, n, h, seed);
+    const y = Float64Array.from(all.slice(0, n));
+    cut(y);
+    const r = forecastSeries(y, { period: p, periods }, { horizon: h, confidence: false });
+    assert.ok(r.model.startsWith('AR('), r.model);
+    r.distribution.steps.forEach((s, k) => {
+      width += s.quantile(0.975) - s.quantile(0.025);
+      inside += all[n + k] >= s.quantile(0.025) && all[n + k] <= s.quantile(0.975) ? 1 : 0;
+    });
+  }
+  return { width: width / (8 * h), coverage: inside / (8 * h) };
+}
+
+// found by QA on engine 1.10.0: with no stretch to measure a fill on, each filled value got the
+// series' whole variance (cycle included): every other hour missing, intervals 3× the width without
+// a gap; and a straight line across three days of 5-minute data was taken as a one-step forecast's
+// error at most (1.10.0: 95% coverage 0.44)
+test('with no stretch to measure the fill on: about the width of the AR’s own forecast, and a line across cycles errs by the cycle', () => {
+  const none = widthAndCoverage(24, [24, 168], 1008, 48, () => {});
+  const everyOther = widthAndCoverage(24, [24, 168], 1008, 48, (y) => {
+    for (let t = 1; t < y.length; t += 2) y[t] = NaN;
+  });
+  assert.ok(everyOther.width < 1.4 * none.width, `every other value missing: width ${everyOther.width} vs ${none.width}`);
+  assert.ok(everyOther.coverage >= 0.9, `coverage ${everyOther.coverage}`);
+  const lineAcross = widthAndCoverage(288, [288], 1728, 288, (y) => y.fill(NaN, 1728 - 869, 1728 - 5));
+  assert.ok(lineAcross.coverage >= 0.9, `three days missing in six: coverage ${lineAcross.coverage}`);
+});
+
 test('a gap the forecast does not read changes its spread only through the fit, and adds no warning', () => {
   const all = cycle(24, 720, 0, 3);
   const y = Float64Array.from(all);
@@ -96,6 +129,22 @@ test('GapFill: a cycle on a trend is filled exactly from a cycle back; the line 
   assert.deepEqual(Array.from(ends.filled), [2, 2, 3, 4, 4]);
 });
 
+test('GapFill: a gap a cycle after another is filled from the cycle before both; too few stretches of its length: shorter ones decide', () => {
+  const wave = (t: number) => 50 + 10 * Math.sin((2 * Math.PI * t) / 12) + 0.1 * t;
+  const raw = Float64Array.from({ length: 240 }, (_, t) => wave(t));
+  raw.fill(NaN, 200, 205); // reads 188–193 twelve back: fully observed
+  raw.fill(NaN, 212, 217); // twelve back is the first gap: 24 back is observed
+  const gaps = new GapFill(raw, 12);
+  assert.equal(gaps.lagFor(200, 5), 12);
+  assert.equal(gaps.lagFor(212, 5), 24);
+  for (let t = 212; t < 217; t++) assert.ok(Math.abs(gaps.filled[t] - wave(t)) < 1e-9, `t ${t}`);
+  // a long gap no fully observed stretch matches (observed runs of 30 between gaps of 40): the
+  // cycle still chosen, by the stretches of 20 and 10
+  const sparse = Float64Array.from({ length: 400 }, (_, t) => (t % 70 >= 30 && t < 380 ? NaN : wave(t)));
+  const fill = new GapFill(sparse, 12);
+  assert.ok(fill.lagFor(310, 40) > 0);
+});
+
 test('fillErrors: the line fills a straight series exactly; a cycle’s fill errs by its swing; only fully observed stretches', () => {
   const line = Float64Array.from({ length: 50 }, (_, t) => 3 + 2 * t);
   const lineErrors = fillErrors(line, new Uint8Array(50).fill(1), 5);
@@ -121,12 +170,12 @@ test('filledRegressorSd: the response of the recursion to the fill errors; none 
   const rng = new Rng(9);
   const raw = Float64Array.from({ length: n }, () => rng.normal());
   const complete = new GapFill(raw, 1);
-  assert.equal(filledRegressorSd({ lags: [1], phi: Float64Array.of(0.5) }, complete, 5), null);
+  assert.equal(filledRegressorSd({ lags: [1], phi: Float64Array.of(0.5), sigma: 1 }, complete, 5), null);
   raw[n - 2] = NaN;
   const gaps = new GapFill(raw, 1);
   // lag 1 reads only x[n−1] (observed): the gap at n−2 is beyond it
-  assert.equal(filledRegressorSd({ lags: [1], phi: Float64Array.of(0.5) }, gaps, 5), null);
-  const two = filledRegressorSd({ lags: [1, 2], phi: Float64Array.of(0.5, 0.2) }, gaps, 3)!;
+  assert.equal(filledRegressorSd({ lags: [1], phi: Float64Array.of(0.5), sigma: 1 }, gaps, 5), null);
+  const two = filledRegressorSd({ lags: [1, 2], phi: Float64Array.of(0.5, 0.2), sigma: 1 }, gaps, 3)!;
   const errors = gaps.errors(1, 0);
   const rms = Math.sqrt(errors.reduce((s, e) => s + e[0] * e[0], 0) / errors.length);
   // step 1 reads x[n−2] through lag 2 (0.2); step 2 through step 1 (0.5 · 0.2); step 3: 0.5 · 0.1 + 0.2 · 0.2

@@ -7,7 +7,7 @@
  * period that reaches before the gap), shifted by a straight line between the differences at the
  * gap's two ends, x[a−1] − x[a−1−q] and x[b] − x[b−q]; whichever of the two made the smaller mean
  * squared error filling the fully observed stretches of g values in the series (the same stretches
- * `filledRegressorSd` measures; with none to measure, the cycle). Why not the straight line alone:
+ * `filledRegressorSd` measures; too few: shorter stretches, `GapFill.cycleChosen`). Why not the straight line alone:
  * it drops the cycle, and a forecast whose seasonal lags read a straight line across the missing
  * day loses the cycle's phase (found by QA: a cycle plus noise with a day missing near the end, 95%
  * coverage 0.34–0.83; M4 hourly's training windows with a day missing 10 hours before the origin:
@@ -20,7 +20,8 @@
  * the last max-lag steps), their errors are measured on the series itself — the errors of the same
  * fill at the same places in up to `MAX_STRETCHES` fully observed stretches of the gap's length —
  * and carried to every forecast step through the recursion's response to them (correlations along
- * a gap included; separate gaps taken as independent). The result is a standard deviation per
+ * a gap included; separate gaps taken as independent; with no stretch of the gap's length, the AR's
+ * own forecast error from the gap's nearest end). The result is a standard deviation per
  * step that the forecasting facade adds *after* calibration (`Fitted.addedSd`, `widenSteps`): the
  * calibration priors were fitted on the AR's own intervals and scale them, not this term (found by
  * a QA round on engine 1.9.0, which added it before calibration: hourly data with 72 hours missing,
@@ -33,7 +34,7 @@
  * and fill.
  */
 import { fillMissingLinear } from '../../math/stats';
-import type { ArFit } from './fit';
+import { arPsi, type ArFit } from './fit';
 
 /**
  * Most fully observed stretches a gap's fill errors are measured on (evenly spaced). Why 64: 64
@@ -50,27 +51,38 @@ function fillAt(x: ArrayLike<number>, a: number, b: number, q: number, u: number
   return x[u - q] + left + (right - left) * f;
 }
 
+/** Fewest stretches each fill needs before the two are compared at a gap length (`GapFill`). */
+const MIN_COMPARED = 8;
+
 /**
  * A series' missing values filled for the AR's lags (see the file comment; gaps at either end by
  * the nearest value, as `fillMissingLinear`), with the fill chosen per gap and the fill errors
- * measured on the series, kept for `filledRegressorSd`.
+ * measured on the series, kept for `filledRegressorSd`. Built on the whole history, not only the
+ * AR's window, so a gap near the window's start can be filled from a cycle before it and the
+ * fills are measured on every stretch the series has (found by QA on 1.10.0: a 21-day gap in a
+ * 70-day window had no stretch to choose the cycle by).
  */
 export class GapFill {
   /** The series with its gaps filled. */
   readonly filled: Float64Array;
   /** 1 where the series was observed. */
   readonly observed: Uint8Array;
+  /** Observed values in a row ending at t (0 where t is missing). */
+  private readonly run: Int32Array;
   private readonly errorsOf = new Map<string, Float64Array[]>();
-  private readonly lagOf = new Map<number, number>();
+  private readonly cycleOf = new Map<number, boolean>();
+  private cycleVar: number | undefined;
+  private runs: Array<[number, number]> | undefined;
 
   constructor(
     raw: ArrayLike<number>,
-    private readonly period: number,
+    readonly period: number,
   ) {
-    this.observed = Uint8Array.from({ length: raw.length }, (_, t) => (Number.isFinite(raw[t]) ? 1 : 0));
+    const n = raw.length;
+    this.observed = Uint8Array.from({ length: n }, (_, t) => (Number.isFinite(raw[t]) ? 1 : 0));
+    this.run = runLengths(this.observed);
     this.filled = fillMissingLinear(raw);
     // gaps left to right, so a gap's values q back may be an earlier gap's fill
-    const n = raw.length;
     for (let a = 1; a < n; a++) {
       if (this.observed[a] || !this.observed[a - 1]) continue;
       let b = a;
@@ -82,26 +94,87 @@ export class GapFill {
     }
   }
 
-  /** The lag the gap [a, a + g) is filled from (0: the straight line; see the file comment). */
+  /**
+   * The lag the gap [a, a + g) is filled from (0: the straight line; see the file comment): with
+   * the cycle chosen for its length, the shortest multiple of the period from `cycleLag` whose
+   * span (the gap and its two ends, q back) was fully observed — so a gap a cycle after another
+   * does not copy that one's fill (found by QA: back-to-back gaps copied an earlier straight line)
+   * — else `cycleLag` itself where the series reaches that far back.
+   */
   lagFor(a: number, g: number): number {
-    if (a < 1) return 0;
-    if (!this.lagOf.has(g)) {
-      const q = this.period > 1 ? Math.ceil((g + 1) / this.period) * this.period : 0;
-      const mse = (e: Float64Array[]) => e.reduce((s, v) => s + v.reduce((t, d) => t + d * d, 0), 0) / (e.length * g);
-      const cycle = q > 0 ? this.errors(g, q) : [];
-      const line = this.errors(g, 0);
-      this.lagOf.set(g, q > 0 && (cycle.length === 0 ? line.length === 0 : mse(cycle) < mse(line)) ? q : 0);
+    if (a < 1 || !(this.period > 1) || !this.cycleChosen(g)) return 0;
+    const first = cycleLag(this.period, g);
+    for (let q = first; a - 1 - q >= 0; q += this.period) if (this.run[a + g - q] >= g + 2) return q;
+    return a - 1 - first >= 0 ? first : 0;
+  }
+
+  /**
+   * Whether gaps of `g` values are filled from a cycle back: its fill's mean squared error on the
+   * series' fully observed stretches below the line's, at the longest length from g down (halving)
+   * where both have `MIN_COMPARED` stretches; with none, the cycle (the period was declared).
+   */
+  private cycleChosen(g: number): boolean {
+    if (!this.cycleOf.has(g)) {
+      let chosen = true;
+      for (let len = g; len >= 1; len = Math.floor(len / 2)) {
+        const cycle = this.errors(len, cycleLag(this.period, len));
+        const line = this.errors(len, 0);
+        if (cycle.length >= MIN_COMPARED && line.length >= MIN_COMPARED) {
+          chosen = meanSquare(cycle) < meanSquare(line);
+          break;
+        }
+      }
+      this.cycleOf.set(g, chosen);
     }
-    const q = this.lagOf.get(g)!;
-    return a - 1 - q >= 0 ? q : 0;
+    return this.cycleOf.get(g)!;
+  }
+
+  /**
+   * The variance of the series' cycle: of the mean observed value at each phase of the period
+   * (0 without one). What a straight line across half a cycle or more misses by, whatever the
+   * stretches could measure.
+   */
+  cycleVariance(): number {
+    if (this.cycleVar === undefined) {
+      const p = this.period;
+      const sum = new Float64Array(p > 1 ? p : 0);
+      const count = new Float64Array(sum.length);
+      this.observed.forEach((o, t) => {
+        if (o && sum.length > 0) (sum[t % p] += this.filled[t]), count[t % p]++;
+      });
+      const means = Array.from(sum, (v, j) => v / count[j]).filter(Number.isFinite);
+      const mean = means.reduce((m, v) => m + v, 0) / means.length;
+      this.cycleVar = means.length > 1 ? means.reduce((m, v) => m + (v - mean) ** 2, 0) / means.length : 0;
+    }
+    return this.cycleVar;
   }
 
   /** The errors of the fill from lag `q` of a gap of `g` values on the series' stretches (`fillErrors`), measured once. */
   errors(g: number, q: number): Float64Array[] {
     const key = `${g}:${q}`;
-    if (!this.errorsOf.has(key)) this.errorsOf.set(key, fillErrors(this.filled, this.observed, g, q));
+    this.runs ??= observedRuns(this.observed);
+    if (!this.errorsOf.has(key)) this.errorsOf.set(key, fillErrors(this.filled, this.observed, g, q, this.runs));
     return this.errorsOf.get(key)!;
   }
+}
+
+/** The shortest multiple of `period` that reaches from a gap of `g` values' right end to before its left end. */
+function cycleLag(period: number, g: number): number {
+  return Math.ceil((g + 1) / period) * period;
+}
+
+function meanSquare(errors: readonly Float64Array[]): number {
+  let s = 0;
+  let c = 0;
+  for (const e of errors) for (const d of e) (s += d * d), c++;
+  return s / c;
+}
+
+/** Observed values in a row ending at each t. */
+function runLengths(observed: Uint8Array): Int32Array {
+  const run = new Int32Array(observed.length);
+  for (let t = 0; t < observed.length; t++) run[t] = observed[t] ? (t > 0 ? run[t - 1] : 0) + 1 : 0;
+  return run;
 }
 
 /**
@@ -109,12 +182,23 @@ export class GapFill {
  * the filled-in values of `gaps` add to a fit on `gaps.filled`; null when the forecast reads no
  * filled value.
  */
-export function filledRegressorSd(fit: Pick<ArFit, 'lags' | 'phi'>, gaps: GapFill, h: number): Float64Array | null {
+export function filledRegressorSd(fit: Pick<ArFit, 'lags' | 'phi' | 'sigma'>, gaps: GapFill, h: number): Float64Array | null {
   const { filled: x, observed } = gaps;
   const n = x.length;
   const maxLag = fit.lags[fit.lags.length - 1] ?? 0;
   const respond = responder(fit, n, h);
   const variance = new Float64Array(h);
+  // Σ_{j<m} ψ_j², extended as needed (the fallback below)
+  const psi2: number[] = [];
+  const cumPsi2 = (m: number): number => {
+    if (psi2.length < m) {
+      const psi = arPsi(fit, m);
+      psi2.length = 0;
+      let c = 0;
+      for (let j = 0; j < m; j++) psi2.push((c += psi[j] * psi[j]));
+    }
+    return psi2[m - 1];
+  };
   let any = false;
   for (let t = Math.max(0, n - maxLag); t < n; t++) {
     if (observed[t]) continue;
@@ -128,12 +212,17 @@ export function filledRegressorSd(fit: Pick<ArFit, 'lags' | 'phi'>, gaps: GapFil
     any = true;
     const errors = gaps.errors(b - a, gaps.lagFor(a, b - a));
     if (errors.length === 0) {
-      // nothing to measure a fill with: the observed values' variance, each filled value on its own
-      const v = observedVariance(x, observed);
-      for (const p of read) {
-        const w = respond([p], [1]);
-        for (let k = 0; k < h; k++) variance[k] += w[k] * w[k] * v;
-      }
+      // no stretch to measure the fill on: each filled value as uncertain as the AR's forecast of
+      // it from the gap's nearest observed end (m steps: σ² Σ_{j<m} ψ_j²), and a straight line
+      // across half a cycle or more at least by the cycle's variance, the errors along the gap
+      // moving together (found by QA on 1.10.0: the series' whole variance for each value was 3×
+      // too wide with every other value missing; each value independent, 0.08 coverage for a gap
+      // longer than any observed stretch)
+      const g = b - a;
+      const floor = gaps.period > 1 && gaps.lagFor(a, g) === 0 && 2 * g >= gaps.period ? gaps.cycleVariance() : 0;
+      const sd = read.map((p) => Math.sqrt(Math.max(floor, fit.sigma * fit.sigma * cumPsi2(Math.max(1, a === 0 ? b - p : Math.min(p - a + 1, b - p))))));
+      const d = respond(read, sd);
+      for (let k = 0; k < h; k++) variance[k] += d[k] * d[k];
     } else if (read.length <= errors.length) {
       // few values read: one response per value, and the errors' second moments between them,
       // E[(Σᵢ wᵢₖ eᵢ)²] = Σᵢⱼ wᵢₖ wⱼₖ E[eᵢ eⱼ]
@@ -161,35 +250,61 @@ export function filledRegressorSd(fit: Pick<ArFit, 'lags' | 'phi'>, gaps: GapFil
 /**
  * The errors of the fill of a gap of `g` values from lag `q` (`fillAt`), one vector per fully
  * observed stretch of `g` values whose fill reads only observed values (at most `MAX_STRETCHES`,
- * evenly spaced): the stretch's values minus their fill.
+ * evenly spaced): the stretch's values minus their fill. `runs`: `observed`'s runs, when the
+ * caller has them. Work: the runs and the stretches taken, not the series' length (found by QA on
+ * 1.10.0: 300 gap lengths in 100,000 minutes scanned the series 600 times per fit, 10 s).
  */
-export function fillErrors(x: Float64Array, observed: Uint8Array, g: number, q = 0): Float64Array[] {
-  const n = x.length;
-  // seen[t] = observed values before t
-  const seen = new Int32Array(n + 1);
-  for (let t = 0; t < n; t++) seen[t + 1] = seen[t] + observed[t];
-  const full = (from: number, to: number) => from >= 0 && to < n && seen[to + 1] - seen[from] === to - from + 1;
-  const starts: number[] = [];
-  // the stretch [s, s + g) with its ends s − 1 and s + g, and (q > 0) the same span q back
-  for (let s = 1 + q; s + g < n; s++) if (full(s - 1, s + g) && (q === 0 || full(s - 1 - q, s + g - q))) starts.push(s);
-  const step = Math.max(1, starts.length / MAX_STRETCHES);
+export function fillErrors(x: Float64Array, observed: Uint8Array, g: number, q = 0, runs = observedRuns(observed)): Float64Array[] {
+  // starts s of a stretch [s, s + g) whose ends s − 1 and s + g are in one run, and (q > 0) whose
+  // span q back is too: intervals [from, to] of s, ascending
+  const within = (shift: number): Array<[number, number]> =>
+    runs.map(([rs, re]): [number, number] => [rs + 1 + shift, re - 1 - g + shift]).filter(([from, to]) => from <= to);
+  let starts = within(0);
+  if (q > 0) {
+    const back = within(q);
+    const both: Array<[number, number]> = [];
+    for (let i = 0, j = 0; i < starts.length && j < back.length; ) {
+      const from = Math.max(starts[i][0], back[j][0]);
+      const to = Math.min(starts[i][1], back[j][1]);
+      if (from <= to) both.push([from, to]);
+      if (starts[i][1] < back[j][1]) i++;
+      else j++;
+    }
+    starts = both;
+  }
+  const count = starts.reduce((c, [from, to]) => c + to - from + 1, 0);
+  const take = Math.min(count, MAX_STRETCHES);
   const out: Float64Array[] = [];
-  for (let j = 0; j < starts.length && out.length < MAX_STRETCHES; j = Math.floor(out.length * step)) {
-    const s = starts[j];
-    out.push(Float64Array.from({ length: g }, (_, i) => x[s + i] - fillAt(x, s, s + g, q, s + i)));
+  // the j-th of `take` evenly spaced stretches is the floor(j · count / take)-th one
+  let before = 0; // stretches in the intervals already passed
+  let k = 0;
+  for (let j = 0; j < take; j++) {
+    const rank = Math.floor((j * count) / take);
+    while (rank >= before + starts[k][1] - starts[k][0] + 1) before += starts[k][1] - starts[k++][0] + 1;
+    out.push(stretchErrors(x, starts[k][0] + rank - before, g, q));
   }
   return out;
 }
 
-function observedVariance(x: Float64Array, observed: Uint8Array): number {
-  let mean = 0;
-  let c = 0;
-  for (let t = 0; t < x.length; t++) if (observed[t]) (mean += x[t]), c++;
-  if (c < 2) return 0;
-  mean /= c;
-  let v = 0;
-  for (let t = 0; t < x.length; t++) if (observed[t]) v += (x[t] - mean) ** 2;
-  return v / (c - 1);
+/** The values of [s, s + g) minus their fill from lag q (`fillAt`, written out: the hot loop of `fillErrors`). */
+function stretchErrors(x: Float64Array, s: number, g: number, q: number): Float64Array {
+  const e = new Float64Array(g);
+  const left = q === 0 ? x[s - 1] : x[s - 1] - x[s - 1 - q];
+  const step = ((q === 0 ? x[s + g] : x[s + g] - x[s + g - q]) - left) / (g + 1);
+  for (let i = 0; i < g; i++) e[i] = x[s + i] - (q === 0 ? 0 : x[s + i - q]) - (left + step * (i + 1));
+  return e;
+}
+
+/** The runs of observed values, [first, end) each, ascending. */
+export function observedRuns(observed: Uint8Array): Array<[number, number]> {
+  const runs: Array<[number, number]> = [];
+  for (let t = 0; t < observed.length; t++) {
+    if (!observed[t]) continue;
+    const first = t;
+    while (t < observed.length && observed[t]) t++;
+    runs.push([first, t]);
+  }
+  return runs;
 }
 
 /**

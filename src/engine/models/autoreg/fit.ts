@@ -113,7 +113,7 @@ export function forecastSubsetAr(fit: ArFit, x: Float64Array, h: number): Float6
  * ψ weights of the AR's MA(∞) form, ψ_0 = 1, ψ_s = Σ_j φ_j ψ_{s − ℓ_j}: the h-step forecast
  * error variance is σ² Σ_{s<h} ψ_s² (Box, Jenkins & Reinsel 2008, §5.2).
  */
-export function arPsi(fit: ArFit, h: number): Float64Array {
+export function arPsi(fit: Pick<ArFit, 'lags' | 'phi'>, h: number): Float64Array {
   const psi = new Float64Array(h);
   psi[0] = 1;
   for (let s = 1; s < h; s++) {

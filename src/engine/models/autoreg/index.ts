@@ -160,10 +160,12 @@ function fitAutoreg(y: Series, info: SeriesInfo, options: AutoregOptions = {}): 
   const used = countFinite(raw);
   if (used < MIN_OBS) throw new InsufficientDataError(used, MIN_OBS, 'AR');
   if (used < raw.length) warnings.push(`${raw.length - used} missing values interpolated for the lags`);
-  // gaps filled along the shortest cycle or by straight lines, whichever fits the series (`filled.ts`)
-  const gaps = new GapFill(raw, periods[0] ?? 1);
-  const level = gaps.filled;
-  const observed = gaps.observed;
+  // gaps in the window filled along the shortest cycle or by straight lines, whichever fits the
+  // series, over the whole history (`filled.ts`; values a log cannot take, before the window:
+  // left out); a complete window needs none of it
+  const gaps = used === raw.length ? null : new GapFill(modelScale(y, start, last, raw, useLog), periods[0] ?? 1);
+  const level = gaps ? gaps.filled.slice(start) : Float64Array.from(raw);
+  const observed = gaps ? gaps.observed.slice(start) : new Uint8Array(raw.length).fill(1);
   const diff = options.difference ?? false;
   // the series the AR is fitted to: the (log) level, or its first differences
   const x = diff ? level.subarray(1).map((v, t) => v - level[t]) : level;
@@ -249,7 +251,7 @@ function fitAutoreg(y: Series, info: SeriesInfo, options: AutoregOptions = {}): 
     // original scale.
     addedSd(h: number): Float64Array | null {
       if (widened && wider) return wider.addedSd?.(h) ?? null;
-      if (!fit || diff || !lastMean || lastMean.length !== h + trailing) return null;
+      if (!gaps || !fit || diff || !lastMean || lastMean.length !== h + trailing) return null;
       const sd = filledRegressorSd(fit, gaps, h + trailing);
       if (!sd) return null;
       const out = sd.slice(trailing);
@@ -257,6 +259,14 @@ function fitAutoreg(y: Series, info: SeriesInfo, options: AutoregOptions = {}): 
       return out;
     },
   };
+}
+
+/** `y` up to `last` in the model's scale: `window` from `start` on, before it NaN where a log cannot take the value. */
+function modelScale(y: Series, start: number, last: number, window: Float64Array, useLog: boolean): Float64Array {
+  const out = new Float64Array(last + 1);
+  for (let t = 0; t < start; t++) out[t] = Number.isFinite(y[t]) && (!useLog || y[t] > 0) ? (useLog ? Math.log(y[t]) : y[t]) : NaN;
+  out.set(window, start);
+  return out;
 }
 
 /**
