@@ -7,9 +7,9 @@
  * period that reaches before the gap), shifted by a straight line between the differences at the
  * gap's two ends, x[a−1] − x[a−1−q] and x[b] − x[b−q]; whichever of the two made the smaller mean
  * squared error filling the fully observed stretches of g values in the series (the same stretches
- * `filledRegressorSd` measures; too few: shorter stretches, `GapFill.cycleChosen`). Why not the straight line alone:
- * it drops the cycle, and a forecast whose seasonal lags read a straight line across the missing
- * day loses the cycle's phase (found by QA: a cycle plus noise with a day missing near the end, 95%
+ * `filledRegressorSd` measures; too few: shorter stretches, `GapFill.cycleChosen`). Why not the
+ * straight line alone: it drops the cycle, and a forecast whose seasonal lags read a straight line
+ * across the missing day loses the cycle's phase (found by QA: a cycle plus noise with a day missing near the end, 95%
  * coverage 0.34–0.83; M4 hourly's training windows with a day missing 10 hours before the origin:
  * MASE 6.17 against 0.79 without the gap). Why not the cycle alone: on noisy data with a weak cycle
  * (web traffic, M4 weekly's year) the line's two ends beat one noisy value a cycle back. Both fills
@@ -21,7 +21,8 @@
  * fill at the same places in up to `MAX_STRETCHES` fully observed stretches of the gap's length —
  * and carried to every forecast step through the recursion's response to them (correlations along
  * a gap included; separate gaps taken as independent; with no stretch of the gap's length, the AR's
- * own forecast error from the gap's nearest end). The result is a standard deviation per
+ * own forecast error from the gap's nearest end, and for a straight line across half a cycle or
+ * more at least the cycle's variance). The result is a standard deviation per
  * step that the forecasting facade adds *after* calibration (`Fitted.addedSd`, `widenSteps`): the
  * calibration priors were fitted on the AR's own intervals and scale them, not this term (found by
  * a QA round on engine 1.9.0, which added it before calibration: hourly data with 72 hours missing,
@@ -31,7 +32,7 @@
  * Cost: it is computed once per answer (never in backtests), in work proportional to the filled
  * values read × (max lag + h) × lags for gaps of up to `MAX_STRETCHES` values, and to
  * stretches × (max lag + h) × lags for longer ones; fill errors are measured once per gap length
- * and fill.
+ * and fill, in work proportional to the series' runs of observed values and the stretches taken.
  */
 import { fillMissingLinear } from '../../math/stats';
 import { arPsi, type ArFit } from './fit';

@@ -16,7 +16,7 @@
  * repeats (`cycleRepeats`; daily data of 2–3 years: the year), as the window cannot hold it.
  */
 import { InsufficientDataError } from '../../errors';
-import { countFinite, fillMissingLinear, isConstant, lastFiniteIndex, nanSd } from '../../math/stats';
+import { countFinite, isConstant, lastFiniteIndex, nanSd } from '../../math/stats';
 import type { Fitted, ModelFamily, PredictiveDistribution, Series, SeriesInfo, StepDistribution } from '../../types';
 import { checkFinite } from '../naive';
 import { dropLeading, linearGaussianForecast } from '../naive-forecast';
