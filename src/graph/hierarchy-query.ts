@@ -215,7 +215,10 @@ export class DepthQueries {
       const i = first.nodes.findIndex((n) => n.entity === entity);
       const summary = i >= 0 ? first.reconciled.summaries![i] : undefined;
       const confidence = i >= 0 ? first.reconciled.confidence![i] : null;
-      if (i >= 0 && confidence === null) warnings.push(`${first.hierarchy.axis}: confidence is 0 because the history is too short to backtest`);
+      // why none: a reconciled node's confidence needs backtest origins every node shares, with this
+      // node's value observed there (found by QA: "the history is too short" was said of leaves with
+      // 1,008 values whose hierarchy shared no origin)
+      if (i >= 0 && confidence === null) warnings.push(`${first.hierarchy.axis}: confidence is 0: no backtest origin shared by every node of the hierarchy could be scored for this one`);
       const axesResolved: Record<string, number> = {};
       const models: Record<string, string> = {};
       for (const o of outcomes) {
