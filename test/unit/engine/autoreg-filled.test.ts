@@ -138,6 +138,16 @@ test('GapFill: a gap a cycle after another is filled from the cycle before both;
   assert.equal(gaps.lagFor(200, 5), 12);
   assert.equal(gaps.lagFor(212, 5), 24);
   for (let t = 212; t < 217; t++) assert.ok(Math.abs(gaps.filled[t] - wave(t)) < 1e-9, `t ${t}`);
+  // the span is looked for as far back as the series goes: observed only 5 cycles back, it is taken
+  const far = Float64Array.from({ length: 240 }, (_, t) => wave(t));
+  for (let k = 1; k <= 4; k++) far.fill(NaN, 200 - 12 * k, 205 - 12 * k);
+  far.fill(NaN, 200, 205);
+  const walk = new GapFill(far, 12);
+  assert.equal(walk.lagFor(200, 5), 60);
+  for (let t = 200; t < 205; t++) assert.ok(Math.abs(walk.filled[t] - wave(t)) < 1e-9, `t ${t}`);
+  // none observed at all: the first multiple (its span filled before it)
+  const none = Float64Array.from({ length: 240 }, (_, t) => (t % 12 < 5 ? NaN : wave(t)));
+  assert.equal(new GapFill(none, 12).lagFor(204, 5), 12);
   // a long gap no fully observed stretch matches (observed runs of 30 between gaps of 40): the
   // cycle still chosen, by the stretches of 20 and 10
   const sparse = Float64Array.from({ length: 400 }, (_, t) => (t % 70 >= 30 && t < 380 ? NaN : wave(t)));
