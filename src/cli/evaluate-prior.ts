@@ -217,8 +217,9 @@ export function fitCurve(records: readonly PriorRecord[], side: 'lower' | 'upper
  * coverage / MSIS relative to λ = 0: λ 0 93.5%; 0.25 93.5% ×0.988; 0.5 93.3% ×0.982; 0.75
  * 93.0% ×0.984; 1 92.6% ×0.996; with the weekly histories cut short added, engine 1.8.0, 6,795
  * records: 93.6%; 93.5% ×0.993; 93.4% ×0.991; 93.2% ×0.994; 92.7% ×1.005). One λ for every
- * class: choosing it per class by the same holdout (a few hundred records each) was tried and followed noise (on the test windows it was worse
- * than the pooled choice on M3 quarterly, M4 weekly and tourism coverage).
+ * class: choosing it per class by the same holdout (a few hundred records each) was tried and
+ * followed noise (on the test windows it was worse than the pooled choice on M3 quarterly, M4
+ * weekly and tourism coverage).
  */
 export const ASYMMETRY = 0.5;
 

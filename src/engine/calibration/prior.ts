@@ -74,8 +74,8 @@ export function lengthClass(n: number): LengthClass {
  * i.e. the training parts of every continuous series of the shared data (the intermittent car
  * parts use the Croston route, which has none), and M4 weekly's validation windows again from
  * histories cut to 12–40 values (`--cut`; see `WEEKLY_SHORT_HISTORIES` below); the validation
- * windows are each training part's last `horizon` values and the `horizon` values before them (`VALIDATION_WINDOWS` in
- * evaluate-prior.ts). `fittedOn`: the validation windows per file and group (two per series
+ * windows are each training part's last `horizon` values and the `horizon` values before them
+ * (`VALIDATION_WINDOWS` in evaluate-prior.ts). `fittedOn`: the validation windows per file and group (two per series
  * where the history allows), and the class's cross-fitted coverage / MSIS of 95% intervals on
  * those windows, model intervals → with the prior. Each side's curve is half-way (in logs) between
  * its own fit and the two-sided one (`ASYMMETRY` in evaluate-prior.ts, chosen by a temporal

@@ -9,12 +9,12 @@
  * squared error filling the fully observed stretches of g values in the series (the same stretches
  * `filledRegressorSd` measures; too few: shorter stretches, `GapFill.cycleChosen`). Why not the
  * straight line alone: it drops the cycle, and a forecast whose seasonal lags read a straight line
- * across the missing day loses the cycle's phase (found by QA: a cycle plus noise with a day missing near the end, 95%
- * coverage 0.34–0.83; M4 hourly's training windows with a day missing 10 hours before the origin:
- * MASE 6.17 against 0.79 without the gap). Why not the cycle alone: on noisy data with a weak cycle
- * (web traffic, M4 weekly's year) the line's two ends beat one noisy value a cycle back. Both fills
- * use only values outside the gap and none after its right end, so which lags stay honest
- * (`leakFree`) is the same.
+ * across the missing day loses the cycle's phase (found by QA: a cycle plus noise with a day
+ * missing near the end, 95% coverage 0.34–0.83; M4 hourly's training windows with a day missing
+ * 10 hours before the origin: MASE 6.17 against 0.79 without the gap). Why not the cycle alone:
+ * on noisy data with a weak cycle (web traffic, M4 weekly's year) the line's two ends beat one
+ * noisy value a cycle back. Both fills use only values outside the gap and none after its right
+ * end, so which lags stay honest (`leakFree`) is the same.
  *
  * The error (`filledRegressorSd`): where the forecast's recursion reads filled values (a gap within
  * the last max-lag steps), their errors are measured on the series itself — the errors of the same
@@ -22,8 +22,8 @@
  * and carried to every forecast step through the recursion's response to them (correlations along
  * a gap included; separate gaps taken as independent; with no stretch of the gap's length, the AR's
  * own forecast error from the gap's nearest end, and for a straight line across half a cycle or
- * more at least the cycle's variance). The result is a standard deviation per
- * step that the forecasting facade adds *after* calibration (`Fitted.addedSd`, `widenSteps`): the
+ * more at least the cycle's variance). The result is a standard deviation per step that the
+ * forecasting facade adds *after* calibration (`Fitted.addedSd`, `widenSteps`): the
  * calibration priors were fitted on the AR's own intervals and scale them, not this term (found by
  * a QA round on engine 1.9.0, which added it before calibration: hourly data with 72 hours missing,
  * steps 501–1,000, width 252 against an RMSE of 24, the prior's factor of ~2.3 multiplying a term
@@ -43,13 +43,18 @@ import { arPsi, type ArFit } from './fit';
  */
 export const MAX_STRETCHES = 64;
 
-/** The fill of position u of the gap [a, b) in `x` from lag `q` (0: the straight line between the ends); reads only values outside the gap. */
-function fillAt(x: ArrayLike<number>, a: number, b: number, q: number, u: number): number {
-  const f = (u - a + 1) / (b - a + 1);
-  if (q === 0) return x[a - 1] + (x[b] - x[a - 1]) * f;
-  const left = x[a - 1] - x[a - 1 - q];
-  const right = x[b] - x[b - q];
-  return x[u - q] + left + (right - left) * f;
+/**
+ * The fill of the gap [a, b) in `x` from lag `q` (0: the straight line between its ends), one value
+ * per position: x[u − q] (0 for the line) plus the line between the differences at the two ends.
+ * Reads only values outside the gap. The one formula both the fill and its measured errors use.
+ */
+function gapValues(x: ArrayLike<number>, a: number, b: number, q: number): Float64Array {
+  const left = q === 0 ? x[a - 1] : x[a - 1] - x[a - 1 - q];
+  const step = ((q === 0 ? x[b] : x[b] - x[b - q]) - left) / (b - a + 1);
+  // a plain loop: this is the hot path of `fillErrors` (Float64Array.from with a callback was 2× slower)
+  const out = new Float64Array(b - a);
+  for (let i = 0; i < out.length; i++) out[i] = (q === 0 ? 0 : x[a + i - q]) + left + step * (i + 1);
+  return out;
 }
 
 /** Fewest stretches each fill needs before the two are compared at a gap length (`GapFill`). */
@@ -91,7 +96,7 @@ export class GapFill {
       while (b < n && !this.observed[b]) b++;
       if (b === n) break;
       const q = this.lagFor(a, b - a);
-      if (q > 0) for (let u = a; u < b; u++) this.filled[u] = fillAt(this.filled, a, b, q, u);
+      if (q > 0) this.filled.set(gapValues(this.filled, a, b, q), a);
       a = b;
     }
   }
@@ -206,8 +211,8 @@ function runLengths(observed: Uint8Array): Int32Array {
  * filled value.
  */
 export function filledRegressorSd(fit: Pick<ArFit, 'lags' | 'phi' | 'sigma'>, gaps: GapFill, h: number): Float64Array | null {
-  const { filled: x, observed } = gaps;
-  const n = x.length;
+  const { observed } = gaps;
+  const n = observed.length;
   const maxLag = fit.lags[fit.lags.length - 1] ?? 0;
   const respond = responder(fit, n, h);
   const variance = new Float64Array(h);
@@ -233,7 +238,9 @@ export function filledRegressorSd(fit: Pick<ArFit, 'lags' | 'phi' | 'sigma'>, ga
     const read = Array.from({ length: b - t }, (_, i) => t + i);
     t = b - 1;
     any = true;
-    const errors = gaps.errors(b - a, gaps.lagFor(a, b - a));
+    const g = b - a;
+    const q = gaps.lagFor(a, g);
+    const errors = gaps.errors(g, q);
     if (errors.length === 0) {
       // no stretch to measure the fill on: each filled value as uncertain as the AR's forecast of
       // it from the gap's nearest observed end (m steps: σ² Σ_{j<m} ψ_j²), and a straight line
@@ -241,8 +248,7 @@ export function filledRegressorSd(fit: Pick<ArFit, 'lags' | 'phi' | 'sigma'>, ga
       // moving together (found by QA on 1.10.0: the series' whole variance for each value was 3×
       // too wide with every other value missing; each value independent, 0.08 coverage for a gap
       // longer than any observed stretch)
-      const g = b - a;
-      const floor = gaps.period > 1 && gaps.lagFor(a, g) === 0 && 2 * g >= gaps.period ? gaps.cycleVariance() : 0;
+      const floor = gaps.period > 1 && q === 0 && 2 * g >= gaps.period ? gaps.cycleVariance() : 0;
       const sd = read.map((p) => Math.sqrt(Math.max(floor, fit.sigma * fit.sigma * cumPsi2(Math.max(1, a === 0 ? b - p : Math.min(p - a + 1, b - p))))));
       const d = respond(read, sd);
       for (let k = 0; k < h; k++) variance[k] += d[k] * d[k];
@@ -271,7 +277,7 @@ export function filledRegressorSd(fit: Pick<ArFit, 'lags' | 'phi' | 'sigma'>, ga
 }
 
 /**
- * The errors of the fill of a gap of `g` values from lag `q` (`fillAt`), one vector per fully
+ * The errors of the fill of a gap of `g` values from lag `q` (`gapValues`), one vector per fully
  * observed stretch of `g` values whose fill reads only observed values (at most `MAX_STRETCHES`,
  * evenly spaced): the stretch's values minus their fill. `runs`: `observed`'s runs, when the
  * caller has them. Work: the runs and the stretches taken, not the series' length (found by QA on
@@ -309,12 +315,10 @@ export function fillErrors(x: Float64Array, observed: Uint8Array, g: number, q =
   return out;
 }
 
-/** The values of [s, s + g) minus their fill from lag q (`fillAt`, written out: the hot loop of `fillErrors`). */
+/** The values of [s, s + g) minus their fill from lag q (`gapValues`). */
 function stretchErrors(x: Float64Array, s: number, g: number, q: number): Float64Array {
-  const e = new Float64Array(g);
-  const left = q === 0 ? x[s - 1] : x[s - 1] - x[s - 1 - q];
-  const step = ((q === 0 ? x[s + g] : x[s + g] - x[s + g - q]) - left) / (g + 1);
-  for (let i = 0; i < g; i++) e[i] = x[s + i] - (q === 0 ? 0 : x[s + i - q]) - (left + step * (i + 1));
+  const e = gapValues(x, s, s + g, q);
+  for (let i = 0; i < g; i++) e[i] = x[s + i] - e[i];
   return e;
 }
 

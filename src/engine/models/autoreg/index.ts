@@ -192,7 +192,7 @@ function fitAutoreg(y: Series, info: SeriesInfo, options: AutoregOptions = {}): 
   // the fit with a repeating cycle that a horizon beyond the window switches to (see `forecast`)
   let wider: Fitted | null = null;
   let widened = false;
-  // the last forecast's mean in the scale of x (levels), for `addedSd`
+  // the last forecast's mean in the scale of x (levels; null in differences), for `addedSd`
   let lastMean: Float64Array | null = null;
   if (fitted0) for (let t = 0; t < x.length; t++) fitted[start + t + (diff ? 1 : 0)] = back(fitted0.fitted[t] + (diff ? level[t] : 0));
   return {
@@ -229,7 +229,7 @@ function fitAutoreg(y: Series, info: SeriesInfo, options: AutoregOptions = {}): 
       fit = fitted0;
       if (fitted0 && !accepts(fitted0, H)) fit = stableFit(x, honest.rows, lags, ridge, warnings, accepts, H);
       const mean = fit ? forecastSubsetAr(fit, x, H) : new Float64Array(H).fill(lastX);
-      lastMean = Float64Array.from(mean);
+      lastMean = diff ? null : mean; // not changed below but in differences (integrated in place)
       const psi = fit ? arPsi(fit, H) : new Float64Array(H);
       if (diff) {
         // integrate: levels are the last level plus cumulated differences; ψ of the level = Σ ψ
@@ -251,7 +251,7 @@ function fitAutoreg(y: Series, info: SeriesInfo, options: AutoregOptions = {}): 
     // original scale.
     addedSd(h: number): Float64Array | null {
       if (widened && wider) return wider.addedSd?.(h) ?? null;
-      if (!gaps || !fit || diff || !lastMean || lastMean.length !== h + trailing) return null;
+      if (!gaps || !fit || !lastMean || lastMean.length !== h + trailing) return null;
       const sd = filledRegressorSd(fit, gaps, h + trailing);
       if (!sd) return null;
       const out = sd.slice(trailing);
@@ -329,11 +329,11 @@ function stableFit(x: Float64Array, observed: Uint8Array, lags: readonly number[
 /**
  * The lags and rows a fit may use honestly when values are missing. A missing value is filled in
  * from its gap's observed neighbours (and values a cycle before them, `filled.ts`); as a regressor
- * of row t it is honest only when both neighbours lie before t — otherwise the filled value contains the target itself
- * (every other day missing: lag 1 is the mean of x[t−2] and x[t]), and the fit learns to predict
- * a value from itself: intervals 20–40 times too narrow (found by QA). A lag is kept when it is
- * honest for at least half the observed targets; a row is used when its target is observed and
- * every kept lag is honest there. With no missing value nothing changes. When no lag qualifies,
+ * of row t it is honest only when both neighbours lie before t — otherwise the filled value
+ * contains the target itself (every other day missing: lag 1 is the mean of x[t−2] and x[t]), and
+ * the fit learns to predict a value from itself: intervals 20–40 times too narrow (found by QA). A
+ * lag is kept when it is honest for at least half the observed targets; a row is used when its
+ * target is observed and every kept lag is honest there. With no missing value nothing changes. When no lag qualifies,
  * the shortest honest one is used (every third day kept: lag 3).
  */
 function leakFree(observed: Uint8Array, lags: readonly number[]): { lags: number[]; rows: Uint8Array; dropped: number[] } {
