@@ -44,9 +44,14 @@ import type { SeriesInfo } from '../engine/types';
  * history rather than the AR's window, a gap a cycle after another is filled from a span that was
  * observed, and a fill nothing could measure gets the AR's own forecast error from the gap's
  * nearest end (a straight line across half a cycle or more: at least the cycle's variance)
- * instead of the series' whole variance; depth answers keep each descendant's warnings.
+ * instead of the series' whole variance; depth answers keep each descendant's warnings. 1.11.0:
+ * the seasonal AR no longer switches to a whole-history fit with the lags of a cycle seen only 2–3
+ * times at horizons beyond its window (1.8.0's yearly cycle for daily data of 2–3 years): on web
+ * traffic those lags copied single days of one earlier year and did harm at every horizon measured
+ * (`periodsOf` in `models/autoreg/index.ts`), and one model now serves every horizon; every benchmark
+ * figure unchanged (none of their horizons reached the switch).
  */
-export const ENGINE_INFO = { name: 'forecast-engine', version: '1.10.1', runtime: `node ${process.versions.node}` } as const;
+export const ENGINE_INFO = { name: 'forecast-engine', version: '1.11.0', runtime: `node ${process.versions.node}` } as const;
 
 /**
  * Seasonal periods for an entity: its season length first, plus the longer cycle its frequency
