@@ -45,8 +45,8 @@ export interface Entity {
   /**
    * Seasonal period in steps (1 = none), 1..1000. Default (0 on input) from the frequency:
    * `PT1M` 60, `PT5M` 288, `PT10M` 144, `PT15M` 96, `PT30M` 48 (a day), `PT1H` 24, `P1D` 7,
-   * `P1W` 52, `P1M` 12, `P3M` 4, `P1Y` 1. Longer cycles (hourly data's week, daily data's year)
-   * are derived by the engine from the frequency.
+   * `P1W` 52, `P1M` 12, `P3M` 4, `P1Y` 1. Longer cycles (1-minute data's day, hourly data's
+   * week, daily data's year) are derived by the engine from the frequency.
    */
   seasonLength: number;
   /** The entity's axes, at most 32, sorted by name. */
