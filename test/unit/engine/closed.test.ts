@@ -36,6 +36,22 @@ test('closed positions: every recent observed value 0 there, the series open els
   assert.deepEqual(closedPositions(old, 7), []);
 });
 
+test('counts that are merely low are not closed: the zeros must be unlikely under the quietest open position', () => {
+  // 8 days of hourly counts: hours 0-5 always 0; hour 6 alternates 0 and `quiet`; the others 5-20
+  const counts = (quiet: number) => Float64Array.from({ length: 8 * 24 }, (_, t) => {
+    const hour = t % 24;
+    if (hour < 6) return 0;
+    if (hour === 6) return Math.floor(t / 24) % 2 === 0 ? 0 : quiet;
+    return 5 + (t % 16);
+  });
+  // hour 6 has mean 0.5 (1 every other day): 8 zeros at that rate are no rarer than e^-4, so the night may just be quiet
+  assert.deepEqual(closedPositions(counts(1), 24), []);
+  // mean 1 (2 every other day): 8 zeros have chance e^-8 < e^-7; the night is closed
+  assert.deepEqual(closedPositions(counts(2), 24), [0, 1, 2, 3, 4, 5]);
+  // the same values as non-integers are not counts: zeros are structural
+  assert.deepEqual(closedPositions(counts(1).map((v) => (v > 0 ? v + 0.5 : 0)), 24), [0, 1, 2, 3, 4, 5]);
+});
+
 // found by QA (engine 1.10.1): the closed Sunday was forecast at 9-18 with 95% upper ends of 70-98
 test('a shop closed on Sundays: every Sunday forecast as exactly 0, said in a warning, open days untouched', () => {
   for (const kind of ['continuous', 'count'] as const) {
