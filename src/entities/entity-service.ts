@@ -30,8 +30,8 @@ interface CheckedMessage {
   /** How the request names its rows (`messages[2].observations`). */
   readonly field: string;
   readonly checked: RowContext;
-  /** The entity's incarnation the rows were checked for (its create time). */
-  readonly createTime: number;
+  /** The entity's incarnation the rows were checked for (`EntityRecord.incarnation`). */
+  readonly incarnation: string;
 }
 
 export interface EntityServiceDeps {
@@ -97,8 +97,9 @@ export function entityService(deps: EntityServiceDeps): ServiceBinding {
       const locked = await entities.lock(trx, accountId, messages.map((m) => m.entity), 'share', { parents: false });
       for (const m of messages) {
         const record = locked.get(m.entity);
-        // gone, or deleted and made again while the rows were written: not the entity they were checked for
-        if (!record || record.createTime !== m.createTime) throw missing(m);
+        // gone, or deleted and made again while the rows were written (even within the same
+        // millisecond: the incarnation, not the create time): not the entity they were checked for
+        if (!record || record.incarnation !== m.incarnation) throw missing(m);
         const now = rowContext(record);
         if (!sameRowContext(m.checked, now)) checkRows(m.observations, now, m.field, new Map(), m.entity);
       }
@@ -195,7 +196,7 @@ export function entityService(deps: EntityServiceDeps): ServiceBinding {
         }
         const record = await mustGet(accountId, entity);
         const rows = checkRows(req.observations, rowContext(record), 'observations', new Map(), entity);
-        const guard = ingestGuard(accountId, [{ entity, observations: req.observations, field: 'observations', checked: rowContext(record), createTime: record.createTime }], () => new NotFoundError('entity', entity));
+        const guard = ingestGuard(accountId, [{ entity, observations: req.observations, field: 'observations', checked: rowContext(record), incarnation: record.incarnation }], () => new NotFoundError('entity', entity));
         const result = await observations.ingest(accountId, [{ entity, field: 'observations', rows }], ctx.clock.now(), ctx.signal, guard);
         return { entity, revision: String(result.revision), accepted: result.accepted, corrections: result.corrections };
       },
@@ -205,7 +206,7 @@ export function entityService(deps: EntityServiceDeps): ServiceBinding {
       access: 'data:write',
       async handleStream(requests, ctx) {
         const accountId = accountOf(ctx);
-        const known = new Map<string, { rc: RowContext; createTime: number }>();
+        const known = new Map<string, { rc: RowContext; incarnation: string }>();
         const seen = new Map<string, string>();
         const batches: IngestBatch[] = [];
         const checked: CheckedMessage[] = [];
@@ -224,12 +225,12 @@ export function entityService(deps: EntityServiceDeps): ServiceBinding {
           if (!seenEntity) {
             const record = await entities.get(accountId, entity);
             if (!record) throw invalidArgument(`${at}.entity`, `entity ${entity} does not exist`);
-            seenEntity = { rc: rowContext(record), createTime: record.createTime };
+            seenEntity = { rc: rowContext(record), incarnation: record.incarnation };
             known.set(entity, seenEntity);
           }
-          const { rc, createTime } = seenEntity;
+          const { rc, incarnation } = seenEntity;
           batches.push({ entity, field: `${at}.observations`, rows: checkRows(req.observations, rc, `${at}.observations`, seen, entity) });
-          checked.push({ entity, observations: req.observations, field: `${at}.observations`, checked: rc, createTime });
+          checked.push({ entity, observations: req.observations, field: `${at}.observations`, checked: rc, incarnation });
         }
         if (messages === 0) throw invalidArgument('messages', 'the stream carried no request');
         const guard = ingestGuard(accountId, checked, (m) => invalidArgument(`${m.field.slice(0, -'.observations'.length)}.entity`, `entity ${m.entity} does not exist`));

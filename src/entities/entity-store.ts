@@ -1,4 +1,5 @@
 /** Storage of entities, their axes and relations. Every query is scoped by account. */
+import { randomBytes } from 'node:crypto';
 import { jsonArrayFrom as postgresJsonArrayFrom } from 'kysely/helpers/postgres';
 import { jsonArrayFrom as sqliteJsonArrayFrom } from 'kysely/helpers/sqlite';
 import type { Database, Queryable } from '../store/database';
@@ -39,6 +40,12 @@ export interface EntityRecord {
   readonly parents: readonly string[];
   readonly createTime: number;
   readonly updateTime: number;
+  /**
+   * Which incarnation of the entity this is: differs between an entity and one made again under
+   * its name after a delete, whatever the clock said (`createTime` may be equal). What a write
+   * checked against an entity compares inside its transaction. Internal: never in an answer.
+   */
+  readonly incarnation: string;
 }
 
 /** Deletes, inside the entity delete's transaction `trx`, what another feature keeps for `entity`. */
@@ -132,7 +139,10 @@ export class EntityStore {
     return rows.map((row) => toRecord(row, axesOf.get(row.entity) ?? [], parentsOf.get(row.entity) ?? []));
   }
 
-  /** Insert or update the entity row (axes and relations are written separately). */
+  /**
+   * Insert or update the entity row (axes and relations are written separately). An insert gets a
+   * new incarnation (128 random bits); an update keeps the row's, as it keeps `create_time`.
+   */
   async upsertRow(
     q: Queryable,
     accountId: string,
@@ -150,6 +160,7 @@ export class EntityStore {
         season_length: e.seasonLength,
         create_time: now,
         update_time: now,
+        incarnation: randomBytes(16).toString('hex'),
       })
       .onConflict((oc) =>
         oc.columns(['account_id', 'entity']).doUpdateSet({
@@ -254,5 +265,6 @@ function toRecord(row: EntityRow, axes: readonly { name: string; unit: string; k
     parents: parents.map((p) => p.parent),
     createTime: Number(row.create_time),
     updateTime: Number(row.update_time),
+    incarnation: row.incarnation,
   };
 }

@@ -363,6 +363,25 @@ export function migrations(dialect: DialectName): Record<string, Migration> {
         }
       },
     },
+    '0012_entity_incarnation': {
+      /**
+       * Each entity row gets an incarnation: random, set on insert and never updated, so a write
+       * checked against an entity can tell, inside its transaction, that the entity was deleted and
+       * made again under the same name meanwhile. `create_time` told them apart only when the two
+       * were made in different milliseconds (same-millisecond re-creation, a clock stepping back or
+       * replicas' clocks apart did not). Existing rows get 128 random bits (PostgreSQL: a UUIDv4's
+       * 122, hex without dashes), drawn per row, so no two compare equal, and keep them.
+       */
+      async up(db: Kysely<any>) {
+        const text = dialect === 'postgres' ? sql.raw('text collate "C"') : 'text';
+        // SQLite adds a NOT NULL column only with a default (and cannot drop it later); every insert
+        // names the value (the query layer's type requires it), so the default is never used.
+        await db.schema.alterTable('entities').addColumn('incarnation', text, (c) => c.notNull().defaultTo('')).execute();
+        const random = dialect === 'postgres' ? sql`replace(gen_random_uuid()::text, '-', '')` : sql`lower(hex(randomblob(16)))`;
+        await sql`UPDATE entities SET incarnation = ${random}`.execute(db);
+        if (dialect === 'postgres') await sql`ALTER TABLE entities ALTER COLUMN incarnation DROP DEFAULT`.execute(db);
+      },
+    },
   };
 }
 

@@ -40,6 +40,13 @@ export interface EntitiesTable {
   season_length: number;
   create_time: number;
   update_time: number;
+  /**
+   * Which incarnation of the entity this row is: random (32 hex digits), set when the row is
+   * inserted, never updated, so an entity deleted and made again under the same name differs even
+   * within one millisecond or across skewed clocks (`create_time` does not). Internal: never in
+   * an answer. Since 0012_entity_incarnation.
+   */
+  incarnation: string;
 }
 
 export interface AxesTable {

@@ -61,8 +61,9 @@ export class DriftSeriesCache {
     private readonly keep: number,
   ) {}
 
+  /** Per incarnation: an entity deleted and made again under its name starts with no window. */
   private key(accountId: string, entity: EntityRecord, axis: string): string {
-    return `${accountId}\u0000${entity.entity}\u0000${entity.frequency}\u0000${axis}`;
+    return `${accountId}\u0000${entity.entity}\u0000${entity.incarnation}\u0000${entity.frequency}\u0000${axis}`;
   }
 
   /** Bring the entity's cached axes up to date (one query): new revisions, and `claimed` ones. */

@@ -94,8 +94,11 @@ export function subscriptionService(deps: SubscriptionServiceDeps): ServiceBindi
         const secret = newWebhookSecret();
         const now = ctx.clock.now();
         const created = await subscriptions.database.transaction(async (trx) => {
-          // locked: the entity cannot be deleted before this commits (its delete then takes this subscription along)
-          if (!(await entities.lock(trx, accountId, [entity], 'share')).has(entity)) throw invalidArgument('entity', `entity ${entity} does not exist`);
+          // locked: the entity cannot be deleted before this commits (its delete then takes this
+          // subscription along). Gone, or deleted and made again since its axes were checked (the
+          // URL check above waits for DNS): not the entity the request was checked against.
+          const locked = (await entities.lock(trx, accountId, [entity], 'share', { parents: false })).get(entity);
+          if (locked?.incarnation !== record.incarnation) throw invalidArgument('entity', `entity ${entity} does not exist`);
           const id = newId('sub', ctx.clock);
           const made = await subscriptions.create(trx, accountId, { id, entity, axes, includeDescendants: req.includeDescendants, url, events, level }, secret, now);
           if ((await subscriptions.count(trx, accountId)) > MAX_SUBSCRIPTIONS) {

@@ -10,7 +10,7 @@ import type { EntityRecord } from '../../../src/entities/entity-store';
 import type { Frequency } from '../../../src/entities/frequency';
 
 const entity = (frequency: Frequency, seasonLength: number): EntityRecord => ({
-  entity: 'x:1', type: 'x', displayName: '', frequency, seasonLength, axes: [], parents: [], createTime: 0, updateTime: 0,
+  entity: 'x:1', type: 'x', displayName: '', frequency, seasonLength, axes: [], parents: [], createTime: 0, updateTime: 0, incarnation: 'a',
 });
 const series = (n: number) => Float64Array.from({ length: n }, (_, i) => 100 + (i % 7) + 0.1 * i);
 

@@ -1,12 +1,13 @@
 /**
- * Migration 0005_hardening on a database holding data from before it: data revisions become per
- * account (each account continues from its own latest), stored responses carrying secrets in
- * clear are removed.
+ * Migrations on a database holding data from before them. 0005_hardening: data revisions become
+ * per account (each account continues from its own latest), stored responses carrying secrets in
+ * clear are removed. 0011: orphaned subscriptions go. 0012: entities get incarnations.
  */
 import { test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, Migrator, SqliteDialect } from 'kysely';
+import { EntityStore } from '../../../src/entities/entity-store';
 import { ObservationStore } from '../../../src/entities/observation-store';
 import { openDatabase } from '../../../src/store/database';
 import { migrations } from '../../../src/store/migrations';
@@ -114,6 +115,49 @@ test('0011: subscriptions left behind by deleted entities go, with their deliver
       assert.deepEqual(await ids('drift_states', 'subscription_id'), ['sub_live']);
     } finally {
       await database.close();
+    }
+  } finally {
+    await fresh.drop();
+  }
+});
+
+test('0012: every existing entity gets its own incarnation (32 hex digits), which neither a restart nor an update changes', async () => {
+  const fresh = await freshDatabaseUrl();
+  try {
+    const raw = await schemaBefore(fresh.url, '0012');
+    for (const id of ['acct_a', 'acct_b']) await raw.db.insertInto('accounts').values({ id, email: null, tier: 'free', create_time: 0 }).execute();
+    // the same names and create times in both accounts: nothing of the row tells them apart
+    const rows = ['acct_a', 'acct_b'].flatMap((account_id) => ['store:x', 'store:y', 'store:z'].map((entity) => ({ account_id, entity, type: 'store', display_name: '', frequency: 'P1D', season_length: 7, create_time: 0, update_time: 0 })));
+    await raw.db.insertInto('entities').values(rows).execute();
+    await raw.close();
+
+    const read = async () => {
+      const database = await openDatabase(fresh.url);
+      try {
+        const found = await database.db.selectFrom('entities').select(['account_id', 'entity', 'incarnation']).orderBy('account_id').orderBy('entity').execute();
+        return { database, byKey: new Map(found.map((r) => [`${r.account_id} ${r.entity}`, r.incarnation])) };
+      } catch (error) {
+        await database.close();
+        throw error;
+      }
+    };
+    const first = await read();
+    await first.database.close();
+    const values = [...first.byKey.values()];
+    assert.equal(values.length, 6);
+    for (const v of values) assert.match(v, /^[0-9a-f]{32}$/);
+    assert.equal(new Set(values).size, 6, 'two rows share an incarnation');
+
+    const second = await read();
+    try {
+      assert.deepEqual(second.byKey, first.byKey, 'changed by a restart');
+      const entities = new EntityStore(second.database);
+      await second.database.transaction((trx) => entities.upsertRow(trx, 'acct_a', { entity: 'store:x', type: 'store', displayName: 'X', frequency: 'P1D', seasonLength: 7 }, 5));
+      const record = (await entities.get('acct_a', 'store:x'))!;
+      assert.equal(record.displayName, 'X');
+      assert.equal(record.incarnation, first.byKey.get('acct_a store:x'), 'changed by an update');
+    } finally {
+      await second.database.close();
     }
   } finally {
     await fresh.drop();

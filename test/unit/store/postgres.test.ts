@@ -72,7 +72,7 @@ test('every text column compares and sorts bytewise, as on SQLite, on a database
   await shared.db.insertInto('accounts').values({ id: 'acct_sort', email: null, tier: 'pro', create_time: 0 }).execute();
   await shared.db
     .insertInto('entities')
-    .values(ids.map((entity) => ({ account_id: 'acct_sort', entity, type: 'store', display_name: '', frequency: 'P1D', season_length: 7, create_time: 0, update_time: 0 })))
+    .values(ids.map((entity) => ({ account_id: 'acct_sort', entity, type: 'store', display_name: '', frequency: 'P1D', season_length: 7, create_time: 0, update_time: 0, incarnation: entity })))
     .execute();
   const sorted = await shared.db.selectFrom('entities').select('entity').where('account_id', '=', 'acct_sort').orderBy('entity').execute();
   assert.deepEqual(sorted.map((r) => r.entity), [...ids].sort(), 'code-point order');
