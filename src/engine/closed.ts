@@ -23,6 +23,15 @@ export const CLOSED_MIN_OBSERVED = 4;
 export const OPEN_SHARE = 0.75;
 
 /**
+ * For integer-valued series, how unlikely the zeros must be by chance: a closed position's run of
+ * k zeros must have probability below e^−7 (< 0.001) under a Poisson law with the mean of the
+ * quietest open position (its mean × k ≥ 7). Why: counts are 0 by chance where they are merely
+ * low (a server's errors at night); without it, hourly counts whose night hours had a mean of
+ * 0.3 (the day's up to 20) got a certain 0 at night that held only 74% of the time (0.5: 56%).
+ */
+export const CHANCE_ZEROS = 7;
+
+/**
  * The positions (index mod `period`) where the series is closed: among its last `CLOSED_CYCLES`
  * cycles, at least `CLOSED_MIN_OBSERVED` observed values there, every one exactly 0, while at least
  * `OPEN_SHARE` of the other positions' observed values are positive, and — for integer values —
@@ -48,13 +57,18 @@ export function closedPositions(y: Series, period: number): number[] {
     else if (v > 0) positive[j]++;
   }
   const closed: number[] = [];
-  for (let j = 0; j < period; j++) if (observed[j] >= CLOSED_MIN_OBSERVED && zeros[j] === observed[j]) closed.push(j);
+  const isClosed = new Array<boolean>(period).fill(false);
+  for (let j = 0; j < period; j++) {
+    if (observed[j] < CLOSED_MIN_OBSERVED || zeros[j] !== observed[j]) continue;
+    isClosed[j] = true;
+    closed.push(j);
+  }
   if (closed.length === 0 || closed.length === period) return [];
   let others = 0;
   let open = 0;
   let quietest = Infinity;
   for (let j = 0; j < period; j++) {
-    if (closed.includes(j)) continue;
+    if (isClosed[j]) continue;
     others += observed[j];
     open += positive[j];
     if (observed[j] > 0) quietest = Math.min(quietest, sums[j] / observed[j]);
@@ -63,15 +77,6 @@ export function closedPositions(y: Series, period: number): number[] {
   if (integers && quietest * Math.min(...closed.map((j) => observed[j])) < CHANCE_ZEROS) return [];
   return closed;
 }
-
-/**
- * For integer-valued series, how unlikely the zeros must be by chance: a closed position's run of
- * k zeros must have probability below e^−7 (< 0.001) under a Poisson law with the mean of the
- * quietest open position (its mean × k ≥ 7). Why: counts are 0 by chance where they are merely
- * low (a server's errors at night); without it, hourly counts whose night hours had a mean of
- * 0.3 (the day's up to 20) got a certain 0 at night that held only 74% of the time (0.5: 56%).
- */
-export const CHANCE_ZEROS = 7;
 
 /** A point mass at 0. */
 const ZERO: StepDistribution = {
@@ -87,12 +92,13 @@ const ZERO: StepDistribution = {
  * step 1 in the series the positions were read from (its length).
  */
 export function closePositions(pd: PredictiveDistribution, closed: readonly number[], start: number, period: number): PredictiveDistribution {
-  const shut = (k: number) => closed.includes((start + k) % period);
+  const at = new Set(closed);
+  const shut = pd.steps.map((_, k) => at.has((start + k) % period));
   return {
     model: pd.model,
-    mean: pd.mean.map((v, k) => (shut(k) ? 0 : v)),
-    steps: pd.steps.map((s, k) => (shut(k) ? ZERO : s)),
+    mean: pd.mean.map((v, k) => (shut[k] ? 0 : v)),
+    steps: pd.steps.map((s, k) => (shut[k] ? ZERO : s)),
     intervalMethod: pd.intervalMethod,
-    samplePaths: (n: number, seed: number) => pd.samplePaths(n, seed).map((path) => path.map((v, k) => (shut(k) ? 0 : v))),
+    samplePaths: (n: number, seed: number) => pd.samplePaths(n, seed).map((path) => path.map((v, k) => (shut[k] ? 0 : v))),
   };
 }

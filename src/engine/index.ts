@@ -226,7 +226,7 @@ export function forecastSeries(y: Series, info: SeriesInfo, options: ForecastOpt
   if (closed.length > 0) {
     distribution = closePositions(distribution, closed, series.length, info.period);
     const first = closed.map((j) => (((j - series.length) % info.period) + info.period) % info.period + 1).sort((a, b) => a - b);
-    warnings.push(`forecast as exactly 0 at every ${info.period}th step from step ${first.join(' and ')}: in the last ${CLOSED_CYCLES} cycles the series was 0 at every observed value there (at least ${CLOSED_MIN_OBSERVED}) and mostly positive elsewhere`);
+    warnings.push(`forecast as exactly 0 every ${info.period} steps from step ${first.join(' and ')}: in the last ${CLOSED_CYCLES} cycles the series was 0 at every observed value there (at least ${CLOSED_MIN_OBSERVED}) and mostly positive elsewhere`);
   }
   const confidence = bt && base ? confidenceScore(bt, base) : NaN;
   // Positions in the input: checkSeries dropped the leading NaNs.

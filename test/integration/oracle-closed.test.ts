@@ -35,7 +35,7 @@ test('a Sunday of a shop closed on Sundays is a certain 0, said in the answer; a
     assert.equal(sunday.code, 'ok', sunday.message);
     const f = sunday.data.forecast;
     assert.deepEqual(Object.values(f.quantiles), [0, 0, 0], `${protocol}: ${JSON.stringify(f.quantiles)}`);
-    assert.ok((f.warnings as string[]).some((w) => w.startsWith('sales: forecast as exactly 0 at every 7th step from step 7:')), `${protocol}: ${f.warnings.join('; ')}`);
+    assert.ok((f.warnings as string[]).some((w) => w.startsWith('sales: forecast as exactly 0 every 7 steps from step 7:')), `${protocol}: ${f.warnings.join('; ')}`);
     const wednesday = await oracleQuery(t, key, protocol, { entity: 'shop:closed-sundays', horizon: 3, quantiles: [0.025, 0.5, 0.975] });
     assert.equal(wednesday.code, 'ok', wednesday.message);
     const median = wednesday.data.forecast.quantiles['0.5'];

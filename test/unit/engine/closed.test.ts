@@ -74,7 +74,7 @@ test('a shop closed on Sundays: every Sunday forecast as exactly 0, said in a wa
       }
     }
     // step 1 is index 365 (1 mod 7): the first Sunday is step 6
-    assert.ok(r.warnings.some((w) => w.startsWith('forecast as exactly 0 at every 7th step from step 6:')), r.warnings.join('; '));
+    assert.ok(r.warnings.some((w) => w.startsWith('forecast as exactly 0 every 7 steps from step 6:')), r.warnings.join('; '));
   }
   // a series open every day gets no such warning
   const open = shop(365, 6).map((v, t) => (t % 7 === 6 ? 60 + (t % 5) : v));
