@@ -10,7 +10,7 @@
  * however degenerate its fit, returns an interval wider than the history can justify.
  * Pure and deterministic: same input and options → bit-identical output.
  */
-import { CLOSED_CYCLES, CLOSED_MIN_OBSERVED, closedPositions, closePositions } from './closed';
+import { CLOSED_CYCLES, CLOSED_MIN_OBSERVED, closedCycles, closePositions, firstClosedSteps } from './closed';
 import { backtest, confidenceScore, type BacktestResult } from './backtest';
 import { applyCalibration, planCalibration, type CalibrationPlan } from './calibration/conformal';
 import { calibrationPrior } from './calibration/prior';
@@ -221,12 +221,10 @@ export function forecastSeries(y: Series, info: SeriesInfo, options: ForecastOpt
   }
   // count data: discretise (round, censor at 0) after calibration, so the integer law is what users get
   if (info.kind === 'count') distribution = toCountDistribution(distribution);
-  // a position of the cycle the series is closed at (a shop's Sunday): a certain 0 there (`closed.ts`)
-  const closed = closedPositions(series, info.period);
-  if (closed.length > 0) {
-    distribution = closePositions(distribution, closed, series.length, info.period);
-    const first = closed.map((j) => (((j - series.length) % info.period) + info.period) % info.period + 1).sort((a, b) => a - b);
-    warnings.push(`forecast as exactly 0 every ${info.period} steps from step ${first.join(' and ')}: in the last ${CLOSED_CYCLES} cycles the series was 0 at every observed value there (at least ${CLOSED_MIN_OBSERVED}) and mostly positive elsewhere`);
+  // positions of a cycle the series is closed at (a shop's Sunday, its nights): a certain 0 there (`closed.ts`)
+  for (const { period, positions } of closedCycles(series, info)) {
+    distribution = closePositions(distribution, positions, series.length, period);
+    warnings.push(`forecast as exactly 0 at steps ${firstClosedSteps(positions, series.length, period)} and every ${period} steps after: in the last ${CLOSED_CYCLES} cycles of ${period} the series was 0 at every observed value there (at least ${CLOSED_MIN_OBSERVED}) and mostly positive elsewhere`);
   }
   const confidence = bt && base ? confidenceScore(bt, base) : NaN;
   // Positions in the input: checkSeries dropped the leading NaNs.

@@ -49,8 +49,10 @@ import type { SeriesInfo } from '../engine/types';
  * times at horizons beyond its window (1.8.0's yearly cycle for daily data of 2–3 years): on web
  * traffic those lags copied single days of one earlier year and did harm at every horizon measured
  * (`periodsOf` in `models/autoreg/index.ts`), and one model now serves every horizon; and 1-minute
- * entities are given their day besides their default hour (`seasonalInfo`); and a position of the
- * cycle a series is closed at (a shop's Sunday) is forecast as a certain 0 (`engine/closed.ts`).
+ * entities are given their day besides their default hour (`seasonalInfo`); and a position of a
+ * cycle a series is closed at (a shop's Sunday, its nights) is forecast as a certain 0, its zeros
+ * do not send the series to the intermittent route, and reconciled draws keep it at 0
+ * (`engine/closed.ts`, `reconcile/probabilistic.ts`).
  * Every benchmark figure unchanged (none of their horizons reached the switch; none is sub-hourly
  * or closed anywhere).
  */

@@ -21,7 +21,11 @@
  * below 0 keeps its linear mean, G ŷ); node means are sums of atom means, so they stay coherent.
  * Why at the atoms rather than per node: censoring a sum after the fact would break coherence,
  * and a linear map cannot keep a combination of non-negative draws non-negative (MinT gives
- * negative weights), so the rule must be applied where the nodes are built from.
+ * negative weights), so the rule must be applied where the nodes are built from. Likewise a node
+ * whose base forecast is a certain 0 (a closed shop's Sunday, `closed.ts`) holds its atoms at 0 in
+ * every draw, when it is one atom or all its atoms are non-negative: found by QA, MinT had spread
+ * a parent's mismatch onto closed leaves (their 97.5% quantile 1.0–1.7 under a warning that said
+ * "exactly 0").
  */
 import { runningMean } from '../math/stats';
 import { Rng } from '../rng';
@@ -127,6 +131,10 @@ export function reconcileDraws(
   }
   // atoms whose draws were censored (continuous): their means are the censored draws' means
   const censored = new Uint8Array(m);
+  for (const a of heldAtZero(structure, baseMeans, baseDraws, kind === 'count' ? null : nonNegative)) {
+    B.fill(0, a * K, (a + 1) * K);
+    censored[a] = 1;
+  }
   if (kind === 'count') for (let k = 0; k < B.length; k++) B[k] = Math.max(0, Math.round(B[k]));
   else if (nonNegative) {
     for (let a = 0; a < m; a++) {
@@ -156,4 +164,27 @@ export function reconcileDraws(
     means = aggregate(structure, beta);
   }
   return { means, draws };
+}
+
+/**
+ * The atoms a certain-0 base forecast holds at 0 (see the file comment): those of a node whose base
+ * mean and every base draw are 0, when the node is one atom or each of its atoms is non-negative
+ * (`nonNegative`; null: all are, as for counts).
+ */
+function heldAtZero(structure: Reconciler['structure'], baseMeans: ArrayLike<number>, baseDraws: readonly ArrayLike<number>[], nonNegative: ArrayLike<number | boolean> | null | undefined): Set<number> {
+  const held = new Set<number>();
+  const atomsOfNode: number[][] = Array.from({ length: structure.nodes }, () => []);
+  structure.atomNodes.forEach((nodes, a) => {
+    for (const i of nodes) atomsOfNode[i].push(a);
+  });
+  for (let i = 0; i < structure.nodes; i++) {
+    if (baseMeans[i] !== 0) continue;
+    const d = baseDraws[i];
+    let zero = true;
+    for (let j = 0; j < d.length && zero; j++) zero = d[j] === 0;
+    if (!zero) continue;
+    const atoms = atomsOfNode[i];
+    if (atoms.length === 1 || nonNegative === null || (nonNegative !== undefined && atoms.every((a) => nonNegative[a]))) for (const a of atoms) held.add(a);
+  }
+  return held;
 }
