@@ -7,6 +7,7 @@
  * cannot take logs of the zeros. Applied after calibration, the band and count rounding, so it
  * changes nothing else in the answer.
  */
+import { seasonalPeriods } from './periods';
 import type { PredictiveDistribution, Series, SeriesInfo, StepDistribution } from './types';
 
 /** How many of the latest cycles are read (`closedPositions`). */
@@ -85,9 +86,8 @@ export function closedPositions(y: Series, period: number): number[] {
  * hours, not the nights the day's cycle closes).
  */
 export function closedCycles(y: Series, info: SeriesInfo): { period: number; positions: number[] }[] {
-  const periods = [...new Set([info.period, ...(info.periods ?? [])])].filter((p) => p >= 2).sort((a, b) => a - b);
   const found: { period: number; positions: number[] }[] = [];
-  for (const period of periods) {
+  for (const period of seasonalPeriods(info.period, info.periods)) {
     const implied = (j: number) => found.some((c) => period % c.period === 0 && c.positions.includes(j % c.period));
     const positions = closedPositions(y, period).filter((j) => !implied(j));
     if (positions.length > 0) found.push({ period, positions });

@@ -10,6 +10,7 @@
  *   for weekly data whose declared period is 1), when the series has at least 3P observations.
  * `auto` is resolved per series by `autoModelName` (called by the facade, `index.ts`).
  */
+import { seasonalPeriods } from './periods';
 import { withoutClosed } from './closed';
 import { withDemandFloor } from './distributions/count';
 import { ensembleFamily } from './ensemble';
@@ -470,13 +471,13 @@ export function isLowCount(y: ArrayLike<number>, info: SeriesInfo): boolean {
 /** The registry name `auto` stands for on this series (see `AUTO_MODEL`). */
 export function autoModelName(y: ArrayLike<number>, info: SeriesInfo): string {
   // zeros at positions the series is closed at (a shop's nights) are no sign of sparse demand (`closed.ts`)
-  const open = withoutClosed(Float64Array.from(y), info);
+  const open = withoutClosed(y, info);
   if (isIntermittent(open) || isLowCount(open, info)) return intermittentModel(info);
   if (info.period === 7) return AUTO_DAILY_MODEL;
   // cycles are counted in observations: a gap filled by interpolation shows no cycle (found by QA: 3 cycles
   // of 5-minute slots with the last one missing went to the seasonal AR, whose lags read the filled-in day)
   const n = countFinite(y);
-  const usable = [...new Set([info.period, ...(info.periods ?? [])])].filter((p) => p > 1 && n >= 3 * p);
+  const usable = seasonalPeriods(info.period, info.periods).filter((p) => n >= 3 * p);
   if (usable.length >= 2) return AUTO_MULTI_SEASONAL_MODEL;
   if (info.period > ETS_MAX_PERIOD) {
     // a cycle too long for ETS (sub-hourly data's day): see `AUTO_LONG_CYCLE_MODEL`

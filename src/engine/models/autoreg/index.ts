@@ -14,6 +14,7 @@
  * refitted with a ridge penalty (`stableFit`). A cycle seen fewer than 3 times is not modelled,
  * at any horizon (`periodsOf`).
  */
+import { seasonalPeriods } from '../../periods';
 import { InsufficientDataError } from '../../errors';
 import { countFinite, isConstant, lastFiniteIndex, nanSd } from '../../math/stats';
 import type { Fitted, ModelFamily, PredictiveDistribution, Series, SeriesInfo, StepDistribution } from '../../types';
@@ -75,9 +76,7 @@ const MIN_OBS = 10;
  * the same day 120 asked 70 days ahead and 157 asked 71 days ahead.
  */
 function periodsOf(info: SeriesInfo, options: AutoregOptions, n: number): number[] {
-  const p = options.periods ?? info.periods ?? (info.period > 1 ? [info.period] : []);
-  const all = [...new Set([info.period, ...p])].filter((v) => v > 1).sort((a, b) => a - b);
-  return all.filter((v) => n >= 3 * v);
+  return seasonalPeriods(info.period, options.periods ?? info.periods).filter((v) => n >= 3 * v);
 }
 
 function fitAutoreg(y: Series, info: SeriesInfo, options: AutoregOptions = {}): Fitted {
