@@ -28,6 +28,11 @@ beforeAll(async () => {
   manifests = t.client(ManifestServiceClient);
   ({ key, accountId } = await t.account('enterprise'));
   await dailyEntity(t, key, 'store:berlin', weekly);
+  // a 1-minute entity: five hours of a wiggle before the clock's time
+  assert.equal((await rest(t, key, { method: 'POST', path: '/v1/entities', body: { entity: 'server:m1', frequency: 'PT1M', axes: [{ name: 'rps' }] } })).code, 'ok');
+  const from = Date.UTC(2026, 0, 15, 6);
+  const observations = Array.from({ length: 300 }, (_, i) => ({ axis: 'rps', time: new Date(from + i * 60_000).toISOString(), value: 100 + ((i * 37) % 11) }));
+  assert.equal((await rest(t, key, { method: 'POST', path: '/v1/entities/server:m1/observations', body: { observations } })).code, 'ok');
 });
 afterAll(() => t.close());
 
@@ -99,6 +104,15 @@ for (const protocol of ['rest', 'grpc'] as const) {
       assert.match(m.signature, /^0x[0-9a-f]{128}$/);
       const plain = await query(protocol, { entity: 'store:berlin', horizon: 3 });
       assert.equal(plain.data.manifest, undefined, 'no manifest unless asked');
+    });
+
+    // engine 1.11.0: 1-minute entities are given their day besides their default hour (`seasonalInfo`)
+    test('a 1-minute entity is forecast with the hour and the day, as its manifest records', async () => {
+      const o = await query(protocol, { entity: 'server:m1', horizon: 30, include_manifest: true });
+      assert.equal(o.code, 'ok', o.message);
+      const m = manifestJson(o);
+      assert.deepEqual([m.models[0].season_length, m.models[0].seasonal_periods], [60, [60, 1440]]);
+      assert.ok(verifyManifest(m, await jwks()));
     });
 
     test('the export equals the inline manifest; the DSSE envelope verifies independently and names the query and output', async () => {
