@@ -68,10 +68,16 @@ export function summariseStep(
 
 /**
  * 9 thresholds evenly spaced between the 5% and 95% quantiles (widened by 5% when they coincide,
- * relative to their scale, so a series of 1e-12s gets bins of its own size; by 0.05 around 0).
+ * relative to their scale, so a series of 1e-12s gets bins of its own size; a certain 0 gets
+ * thresholds from 0 to 0.1).
+ * Why a certain 0 is widened upwards only: it comes from a position the series is closed at, a
+ * history of zeros or the floor of a non-negative series (`engine/closed.ts`, `guard.ts`), whose
+ * axis has nothing below 0; thresholds around it (−0.05 to 0.05, before) named negative outcomes
+ * on a count axis (found by QA). The bin below the first threshold still exists (t0 = −∞).
  */
 export function defaultThresholds(lo: number, hi: number): number[] {
-  if (!(hi - lo > 1e-9 * Math.max(Math.abs(lo), Math.abs(hi)))) {
+  if (lo === 0 && hi === 0) hi = 0.1;
+  else if (!(hi - lo > 1e-9 * Math.max(Math.abs(lo), Math.abs(hi)))) {
     const w = (Math.abs(lo) > 0 ? Math.abs(lo) : 1) * 0.05;
     lo -= w;
     hi += w;

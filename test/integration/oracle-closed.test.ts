@@ -43,11 +43,17 @@ test('a Sunday of a shop closed on Sundays is a certain 0, said in the answer; a
     const f = sunday.data.forecast;
     assert.deepEqual(Object.values(f.quantiles), [0, 0, 0], `${protocol}: ${JSON.stringify(f.quantiles)}`);
     assert.ok((f.warnings as string[]).some((w) => w.startsWith('sales: forecast as exactly 0 at steps 7 and every 7 steps after:')), `${protocol}: ${f.warnings.join('; ')}`);
+    // the default bins of a certain 0 start at 0 (they ran from −0.05 before), all the mass in the first
+    const thresholds = f.thresholds as number[];
+    assert.equal(thresholds.length, 9);
+    assert.equal(thresholds[0], 0, `${protocol}: ${JSON.stringify(thresholds)}`);
+    assert.ok(thresholds.every((x, i) => i === 0 || x > thresholds[i - 1]));
+    assert.deepEqual(f.distribution, [0, 1, 0, 0, 0, 0, 0, 0, 0, 0], `${protocol}: ${JSON.stringify(f.distribution)}`);
     const wednesday = await oracleQuery(t, key, protocol, { entity: 'shop:closed-sundays', horizon: 3, quantiles: [0.025, 0.5, 0.975] });
     assert.equal(wednesday.code, 'ok', wednesday.message);
     const median = wednesday.data.forecast.quantiles['0.5'];
     assert.ok(Math.abs(median - 95) < 10, `${protocol}: Wednesday's median ${median}`);
-    answers.push([f.quantiles, f.warnings, wednesday.data.forecast.quantiles]);
+    answers.push([f.quantiles, f.warnings, f.thresholds, f.distribution, wednesday.data.forecast.quantiles]);
   }
   assert.deepEqual(answers[0], answers[1], 'REST and gRPC give the same answers');
 });
