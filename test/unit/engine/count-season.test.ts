@@ -1,0 +1,147 @@
+import { test } from '@jest/globals';
+import assert from 'node:assert/strict';
+import { forecastSeries, InsufficientDataError, InvalidSeriesError } from '../../../src/engine';
+import { countSeason } from '../../../src/engine/models/count-season';
+import { keepsOwnIntervals } from '../../../src/engine/registry';
+import { Rng } from '../../../src/engine/rng';
+
+/** Poisson draw by multiplying uniforms (small means only). */
+function poisson(rng: Rng, mean: number): number {
+  const limit = Math.exp(-mean);
+  let k = 0;
+  let p = rng.uniform();
+  while (p > limit) {
+    k++;
+    p *= rng.uniform();
+  }
+  return k;
+}
+
+/** Events per hour: quiet nights, a busy afternoon, weekends at 60% (the shape QA found the count route blind to). */
+function hourlyRate(t: number, level: number): number {
+  const hour = t % 24;
+  const weekend = Math.floor(t / 24) % 7 >= 5;
+  return level * (0.15 + 2.2 * Math.max(0, Math.sin((Math.PI * (hour - 6)) / 14))) * (weekend ? 0.6 : 1.15);
+}
+
+const HOURLY = { period: 24, periods: [24, 168], kind: 'count' } as const;
+
+function draw(seed: number, n: number, rate: (t: number) => number): number[] {
+  const rng = new Rng(seed);
+  return Array.from({ length: n }, (_, t) => poisson(rng, rate(t)));
+}
+
+test('count-season: hourly low counts get their day and week back, with integer, ordered quantiles', () => {
+  const n = 24 * 42;
+  const y = draw(3, n, (t) => hourlyRate(t, 1));
+  const f = forecastSeries(y, HOURLY, { horizon: 48, model: 'count-season', confidence: false });
+  assert.equal(f.model, 'Seasonal counts[24,168]');
+  const profile = f.params.profile as Record<string, number[]>;
+  assert.deepEqual(Object.keys(profile).sort(), ['168', '24']);
+  assert.equal(profile['24'].length, 24);
+  // the week's layer is one factor per day (a block of 24 hours)
+  assert.equal(profile['168'].length, 7);
+  let err = 0;
+  for (let k = 0; k < 48; k++) {
+    const truth = hourlyRate(n + k, 1);
+    err += Math.abs(f.distribution.mean[k] - truth);
+    const step = f.distribution.steps[k];
+    let prev = -1;
+    for (const p of [0.025, 0.1, 0.5, 0.9, 0.975]) {
+      const q = step.quantile(p);
+      assert.ok(Number.isInteger(q) && q >= prev, `step ${k + 1}: ${q} at ${p}`);
+      prev = q;
+    }
+  }
+  // a flat rate (the count default's law) errs by 0.9 on average here (rates 0.09–2.7)
+  assert.ok(err / 48 < 0.3, `mean error against the true rate ${err / 48}`);
+  // the afternoon above the night, by the profile
+  assert.ok(f.distribution.mean[14] > 4 * f.distribution.mean[2], `${f.distribution.mean[14]} vs ${f.distribution.mean[2]}`);
+});
+
+test('count-season: 95% intervals hold at the busy hours (the count default covers them about 0.8 of the time)', () => {
+  const n = 24 * 42;
+  let inside = 0;
+  let busy = 0;
+  let insideAll = 0;
+  let all = 0;
+  for (let seed = 1; seed <= 30; seed++) {
+    const y = draw(100 + seed, n + 48, (t) => hourlyRate(t, 1));
+    const f = forecastSeries(y.slice(0, n), HOURLY, { horizon: 48, model: 'count-season', confidence: false });
+    for (let k = 0; k < 48; k++) {
+      const v = y[n + k];
+      const hit = v >= f.distribution.steps[k].quantile(0.025) && v <= f.distribution.steps[k].quantile(0.975);
+      all++;
+      if (hit) insideAll++;
+      if (hourlyRate(n + k, 1) >= 1.5) {
+        busy++;
+        if (hit) inside++;
+      }
+    }
+  }
+  assert.ok(inside / busy >= 0.93, `busy hours covered ${inside / busy}`);
+  // discrete laws of means under 3 cannot be tight at exactly 95%; over 99.5% would mean far too wide
+  assert.ok(insideAll / all >= 0.93 && insideAll / all <= 0.995, `all hours covered ${insideAll / all}`);
+});
+
+test('count-season: no cycle in the data, no cycle in the forecast (the profile is shrunk to flat)', () => {
+  const y = draw(9, 24 * 28, () => 1.2);
+  const f = forecastSeries(y, HOURLY, { horizon: 24, model: 'count-season', confidence: false });
+  const m = Array.from(f.distribution.mean);
+  const mean = m.reduce((a, b) => a + b, 0) / m.length;
+  for (const v of m) assert.ok(Math.abs(v / mean - 1) < 0.15, `${v} against ${mean}`);
+});
+
+test('count-season: the periods it can use (3 observed cycles; a longer period only as a multiple of the shorter)', () => {
+  const daily = draw(4, 400, (t) => [0.6, 0.7, 0.7, 0.8, 1.1, 1.9, 1.2][t % 7]);
+  // the year is no multiple of the week, and under 3 cycles anyway
+  assert.equal(forecastSeries(daily, { period: 7, periods: [7, 365], kind: 'count' }, { horizon: 7, model: 'count-season', confidence: false }).model, 'Seasonal counts[7]');
+  // 1-minute data: the day's layer is one factor per hour
+  const minutes = draw(5, 3 * 1440, (t) => 0.5 + Math.floor((t % 1440) / 60) / 20);
+  const f = forecastSeries(minutes, { period: 60, periods: [60, 1440], kind: 'count' }, { horizon: 60, model: 'count-season', confidence: false });
+  assert.equal((f.params.profile as Record<string, number[]>)['1440'].length, 24);
+  // two cycles only: a flat rate, said so
+  const short = forecastSeries(daily.slice(0, 20), { period: 7, kind: 'count' }, { horizon: 7, model: 'count-season', confidence: false });
+  assert.equal(short.model, 'Seasonal counts');
+  assert.ok(short.warnings.some((w) => w.includes('no seasonal period with 3 observed cycles')));
+});
+
+test('count-season: bad input is refused with the offending value; gaps are skipped; zeros stay zero', () => {
+  assert.throws(() => countSeason.fit([1, 2, 0.5, 3], { period: 1 }), (e: unknown) => e instanceof InvalidSeriesError && /y\[2\] is 0\.5/.test(e.message));
+  assert.throws(() => countSeason.fit([1, -1, 3], { period: 1 }), InvalidSeriesError);
+  assert.throws(() => countSeason.fit([1, Infinity, 3], { period: 1 }), InvalidSeriesError);
+  assert.throws(() => countSeason.fit([NaN, 4, NaN], { period: 1 }), InsufficientDataError);
+  // through the facade, continuous values are refused the same way
+  assert.throws(() => forecastSeries([1.5, 2, 3, 4], { period: 1 }, { horizon: 2, model: 'count-season' }), InvalidSeriesError);
+  const gappy = draw(6, 24 * 21, (t) => hourlyRate(t, 1)).map((v, t) => (t % 50 === 7 ? NaN : v));
+  const g = forecastSeries(gappy, HOURLY, { horizon: 24, model: 'count-season', confidence: false });
+  assert.ok(g.warnings.some((w) => /missing values skipped/.test(w)));
+  assert.ok(g.distribution.mean.every(Number.isFinite));
+  const zeros = forecastSeries(new Array(24 * 7).fill(0), HOURLY, { horizon: 5, model: 'count-season', confidence: false });
+  for (const s of zeros.distribution.steps) assert.deepEqual([s.quantile(0.01), s.quantile(0.99), s.mean], [0, 0, 0]);
+});
+
+test('count-season: keeps its own count laws (no calibration scaling); deterministic; 100,000 steps of large counts', () => {
+  assert.equal(keepsOwnIntervals('count-season'), true);
+  const y = draw(7, 24 * 28, (t) => hourlyRate(t, 2));
+  const a = forecastSeries(y, HOURLY, { horizon: 48, model: 'count-season', seed: 3 });
+  const b = forecastSeries(y, HOURLY, { horizon: 48, model: 'count-season', seed: 3 });
+  assert.equal(a.calibration, null);
+  assert.deepEqual(Array.from(a.distribution.mean), Array.from(b.distribution.mean));
+  assert.deepEqual(a.distribution.samplePaths(5, 3).map((p) => Array.from(p)), b.distribution.samplePaths(5, 3).map((p) => Array.from(p)));
+  for (const path of a.distribution.samplePaths(20, 1)) assert.ok(path.every((v) => Number.isInteger(v) && v >= 0));
+  // tens of thousands a step, 100,000 steps: Gaussian steps (rounded by the count law), not a table each
+  const big = Array.from({ length: 24 * 7 }, (_, t) => 20000 + 500 * (t % 24));
+  const f = forecastSeries(big, HOURLY, { horizon: 100_000, model: 'count-season', confidence: false, guard: false });
+  assert.ok(Number.isInteger(f.distribution.steps[99_999].quantile(0.975)));
+});
+
+test('count-season: counts after a long run of zeros do not blow up the dispersion (a level of 0.2 forecast as 0.2, not 80)', () => {
+  // as web traffic thinned to a view a day (T54): demand, then 80 silent days, then a 2 and a 1
+  const y = [...draw(12, 200, (t) => [0.6, 0.7, 0.7, 0.8, 1.1, 1.9, 1.2][t % 7]), ...new Array(80).fill(0), 2, 0, 1, 0, 0, 0];
+  const f = forecastSeries(y, { period: 7, kind: 'count' }, { horizon: 14, model: 'count-season', confidence: false });
+  const level = f.params.level as number;
+  assert.ok((f.params.dispersion as number) < 10, `dispersion ${f.params.dispersion}`);
+  for (const m of f.distribution.mean) assert.ok(m < 3 * level + 0.5, `mean ${m} from a level of ${level}`);
+  assert.ok(f.distribution.steps.every((s) => s.quantile(0.975) <= 5));
+});
