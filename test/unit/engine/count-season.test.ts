@@ -4,6 +4,8 @@ import { forecastSeries, InsufficientDataError, InvalidSeriesError } from '../..
 import { countSeason } from '../../../src/engine/models/count-season';
 import { keepsOwnIntervals } from '../../../src/engine/registry';
 import { Rng } from '../../../src/engine/rng';
+import { IntegerSizeStep } from '../../../src/engine/models/croston-distribution';
+import { logGamma, regularizedBeta } from '../../../src/engine/math/special';
 
 /** Poisson draw by multiplying uniforms (small means only). */
 function poisson(rng: Rng, mean: number): number {
@@ -100,6 +102,10 @@ test('count-season: the periods it can use (3 observed cycles; a longer period o
   const minutes = draw(5, 3 * 1440, (t) => 0.5 + Math.floor((t % 1440) / 60) / 20);
   const f = forecastSeries(minutes, { period: 60, periods: [60, 1440], kind: 'count' }, { horizon: 60, model: 'count-season', confidence: false });
   assert.equal((f.params.profile as Record<string, number[]>)['1440'].length, 24);
+  // a period that is no multiple of the shorter one is left out, said so
+  const odd = forecastSeries(daily, { period: 5, periods: [5, 7], kind: 'count' }, { horizon: 7, model: 'count-season', confidence: false });
+  assert.equal(odd.model, 'Seasonal counts[5]');
+  assert.ok(odd.warnings.includes('period 7 left out of the profile: not a multiple of 5'), odd.warnings.join('; '));
   // two cycles only: a flat rate, said so
   const short = forecastSeries(daily.slice(0, 20), { period: 7, kind: 'count' }, { horizon: 7, model: 'count-season', confidence: false });
   assert.equal(short.model, 'Seasonal counts');
@@ -144,4 +150,33 @@ test('count-season: counts after a long run of zeros do not blow up the dispersi
   assert.ok((f.params.dispersion as number) < 10, `dispersion ${f.params.dispersion}`);
   for (const m of f.distribution.mean) assert.ok(m < 3 * level + 0.5, `mean ${m} from a level of ${level}`);
   assert.ok(f.distribution.steps.every((s) => s.quantile(0.975) <= 5));
+});
+
+test('negative binomial from the incomplete beta function: the same cdf as the tabulated law', () => {
+  // the tabulated law is 1 + X; the closed form is P(X ≤ k) = I_p(r, k + 1)
+  for (const [m, v] of [[0.5, 2], [1, 30], [3, 10], [20, 400], [0.1, 5], [100, 5000], [2, 2.5]]) {
+    const table = new IntegerSizeStep(m, v);
+    const r = (m * m) / (v - m);
+    for (let k = 0; k < 200; k += 7) assert.ok(Math.abs(table.cdf(k + 1) - regularizedBeta(r / (r + m), r, k + 1)) < 1e-11, `m ${m} v ${v} k ${k}`);
+  }
+  assert.ok(Math.abs(logGamma(10) - Math.log(362880)) < 1e-12);
+  assert.ok(Math.abs(logGamma(0.5) - Math.log(Math.sqrt(Math.PI))) < 1e-12);
+});
+
+// found by QA: a law too wide for a table became a lognormal (no mass at 0), and one outlier made the
+// dispersion 4,500 (95% intervals of [0, 0], 200,000-entry tables per step)
+test('count-season: sparse large orders keep their zeros; one outlier does not make the law degenerate', () => {
+  const orders = Array.from({ length: 100 }, (_, t) => (t % 10 === 3 ? 2000 : 0));
+  const f = forecastSeries(orders, { period: 7, kind: 'count' }, { horizon: 3, model: 'count-season', confidence: false });
+  for (const s of f.distribution.steps) {
+    assert.ok(s.cdf(0) > 0.2, `P(0) ${s.cdf(0)}`);
+    assert.equal(s.quantile(0.025), 0);
+  }
+  const week = [1, 0, 2, 1, 0, 1, 1];
+  const z = Array.from({ length: 60 }, (_, t) => week[t % 7]);
+  z[50] = 500;
+  const g = forecastSeries(z, { period: 7, kind: 'count' }, { horizon: 2000, model: 'count-season', confidence: false });
+  assert.ok((g.params.dispersion as number) < 50, `dispersion ${g.params.dispersion}`);
+  for (const s of g.distribution.steps.slice(0, 14)) assert.ok(s.quantile(0.975) >= 2, `97.5% quantile ${s.quantile(0.975)}`);
+  assert.ok(Number.isInteger(g.distribution.steps[1999].quantile(0.99)));
 });
