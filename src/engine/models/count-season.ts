@@ -241,20 +241,25 @@ class WideNegativeBinomialStep implements StepDistribution {
 /**
  * Largest mean + 12 standard deviations, and largest variance-to-mean ratio, of a step tabulated
  * as a negative binomial (the table runs to where the pmf falls below e^−37 of its peak, about 37
- * times the ratio entries for a wide law). Wider steps: the closed-form negative binomial, or for
- * near-Poisson laws of large means (which put no mass near 0) the Gaussian, rounded by the facade
- * for count data. Why: one table per step (found by QA: an outlier's dispersion of 4,500 gave
+ * times the ratio entries for a wide law). Wider steps: the closed-form negative binomial where
+ * its shape r is under `MAX_CLOSED_SHAPE` and its mean under `MAX_CLOSED_MEAN` (the incomplete
+ * beta's continued fraction takes about √(r + k) terms), else the Gaussian of the same mean and
+ * variance (a negative binomial of shape 1,000 or more is close to it; rounded by the facade for
+ * count data). Why: one table per step (found by QA: an outlier's dispersion of 4,500 gave
  * 200,000-entry tables, 16.7 s and 1.4 GB for 2,000 steps).
  */
 const MAX_TABLE = 5000;
 const MAX_TABLE_RATIO = 50;
+const MAX_CLOSED_SHAPE = 1000;
+const MAX_CLOSED_MEAN = 1e7;
 
 /** The law of one step (see `MAX_TABLE`). */
 function stepLaw(mean: number, variance: number): StepDistribution {
   if (!(mean > 0)) return new NegativeBinomialStep(0, 0);
   const v = Math.max(variance, mean);
   if (mean + 12 * Math.sqrt(v) < MAX_TABLE && v / mean < MAX_TABLE_RATIO) return new NegativeBinomialStep(mean, variance);
-  return v > mean * (1 + 1e-9) ? new WideNegativeBinomialStep(mean, v) : new NormalStep(mean, Math.sqrt(v));
+  const shape = (mean * mean) / (v - mean);
+  return shape < MAX_CLOSED_SHAPE && mean < MAX_CLOSED_MEAN ? new WideNegativeBinomialStep(mean, v) : new NormalStep(mean, Math.sqrt(v));
 }
 
 /** Level recursion with gain `a`: its final value, the one-step fits and their squared error. */
