@@ -113,6 +113,29 @@ export function withoutClosed(y: Series, info: SeriesInfo): Series {
   return Float64Array.from({ length: y.length }, (_, t) => (masks.some(({ period, shut }) => shut[t % period]) ? NaN : y[t]));
 }
 
+/**
+ * Positions of each cycle `info` names that have no observed value in the series' last
+ * `CLOSED_CYCLES` cycles while every other position has at least `CLOSED_MIN_OBSERVED` there: a
+ * weekday a shop never reports, night hours a meter does not send (shortest cycle first; a longer
+ * cycle leaves out what a shorter one that divides it lists already). The forecast there rests on
+ * values filled in between the neighbouring positions (found by QA: a shop that leaves its Sundays
+ * out got a confident Sunday forecast, the mean of its Saturdays and Mondays, without a word).
+ */
+export function unobservedCycles(y: Series, info: SeriesInfo): { period: number; positions: number[] }[] {
+  const found: { period: number; positions: number[] }[] = [];
+  for (const period of seasonalPeriods(info.period, info.periods)) {
+    const n = y.length;
+    const observed = new Array<number>(period).fill(0);
+    for (let t = Math.max(0, n - CLOSED_CYCLES * period); t < n; t++) if (Number.isFinite(y[t])) observed[t % period]++;
+    const never = observed.flatMap((c, j) => (c === 0 ? [j] : []));
+    if (never.length === 0 || never.length === period || observed.some((c) => c > 0 && c < CLOSED_MIN_OBSERVED)) continue;
+    const implied = (j: number) => found.some((c) => period % c.period === 0 && c.positions.includes(j % c.period));
+    const positions = never.filter((j) => !implied(j));
+    if (positions.length > 0) found.push({ period, positions });
+  }
+  return found;
+}
+
 /** Forecast steps (1-based, ascending) at `positions` of a cycle of `period` within its first cycle after a history of `n` values, written with ranges: "1–8, 21–24". */
 export function firstClosedSteps(positions: readonly number[], n: number, period: number): string {
   const steps = positions.map((j) => ((((j - n) % period) + period) % period) + 1).sort((a, b) => a - b);

@@ -54,9 +54,12 @@ import type { SeriesInfo } from '../engine/types';
  * do not send the series to the intermittent route, and reconciled draws keep it at 0
  * (`engine/closed.ts`, `reconcile/probabilistic.ts`).
  * Every benchmark figure unchanged (none of their horizons reached the switch; none is sub-hourly
- * or closed anywhere).
+ * or closed anywhere). 1.11.1 (forecasts unchanged): a position of a cycle with no observation in
+ * the last 8 cycles while the others were observed (a weekday a shop never reports) is named in a
+ * warning saying its forecast rests on filled-in values (`unobservedCycles`); and `count-season`
+ * is a registered model (by name only; no `auto` route uses it).
  */
-export const ENGINE_INFO = { name: 'forecast-engine', version: '1.11.0', runtime: `node ${process.versions.node}` } as const;
+export const ENGINE_INFO = { name: 'forecast-engine', version: '1.11.1', runtime: `node ${process.versions.node}` } as const;
 
 /**
  * Seasonal periods for an entity: its season length first, plus the longer cycle its frequency

@@ -49,7 +49,7 @@ export function summariseStep(
   kind: 'continuous' | 'count',
 ): StepSummary {
   const quantiles = levels.map((p) => step.quantile(p));
-  const t = thresholds && thresholds.length > 0 ? [...thresholds] : defaultThresholds(step.quantile(0.05), step.quantile(0.95));
+  const t = thresholds && thresholds.length > 0 ? [...thresholds] : defaultThresholds(step.quantile(0.05), step.quantile(0.95), kind);
   const below = (x: number): number => {
     if (kind === 'count') return Number.isInteger(x) ? (x - 1 < 0 ? 0 : step.cdf(x - 1)) : x < 0 ? 0 : step.cdf(Math.floor(x));
     return step.cdfBelow ? step.cdfBelow(x) : step.cdf(x);
@@ -75,7 +75,8 @@ export function summariseStep(
  * axis has nothing below 0; thresholds around it (−0.05 to 0.05, before) named negative outcomes
  * on a count axis (found by QA). The bin below the first threshold still exists (t0 = −∞).
  */
-export function defaultThresholds(lo: number, hi: number): number[] {
+export function defaultThresholds(lo: number, hi: number, kind: 'continuous' | 'count' = 'continuous'): number[] {
+  if (kind === 'count') return countThresholds(lo, hi);
   if (lo === 0 && hi === 0) hi = 0.1;
   else if (!(hi - lo > 1e-9 * Math.max(Math.abs(lo), Math.abs(hi)))) {
     const w = (Math.abs(lo) > 0 ? Math.abs(lo) : 1) * 0.05;
@@ -83,4 +84,21 @@ export function defaultThresholds(lo: number, hi: number): number[] {
     hi += w;
   }
   return Array.from({ length: DEFAULT_THRESHOLD_COUNT }, (_, i) => lo + ((hi - lo) * i) / (DEFAULT_THRESHOLD_COUNT - 1));
+}
+
+/**
+ * Default thresholds of a count axis: whole numbers, so every bin [t, t′) holds whole outcomes.
+ * Between the 5% and 95% quantiles q5 and q95, evenly spaced and rounded where they span more
+ * than 8; else the 9 consecutive whole numbers from q5, so each bin is the chance of one count.
+ * Never 0 or below: the first bin (below the first threshold) is then the chance of 0 rather than
+ * an always empty bin below 0. Why: thresholds spaced between non-integers made bins no count can
+ * fall in (found by QA: an intermittent series got [0, 0.125, …, 1], eight of ten bins always 0;
+ * hourly counts got every half-integer bin empty).
+ */
+function countThresholds(q5: number, q95: number): number[] {
+  const lo = Math.max(1, Math.floor(q5));
+  const hi = Math.max(lo, Math.ceil(q95));
+  const n = DEFAULT_THRESHOLD_COUNT;
+  if (hi - lo <= n - 1) return Array.from({ length: n }, (_, i) => lo + i);
+  return Array.from({ length: n }, (_, i) => Math.round(lo + ((hi - lo) * i) / (n - 1)));
 }

@@ -97,6 +97,16 @@ for (const protocol of ['rest', 'grpc'] as const) {
       for (const v of Object.values(f.quantiles) as number[]) assert.ok(Number.isInteger(v) && v >= 0);
     });
 
+    // found by QA: thresholds spaced between non-integers made bins no count can fall in
+    test('a count axis gets whole-number default thresholds: every bin can hold a count', async () => {
+      const f = forecastOf(await query(protocol, { entity: 'store:steady', axes: ['demand'], horizon: 3 }));
+      const t = f.thresholds as number[];
+      assert.equal(t.length, 9);
+      assert.ok(t.every((x, i) => Number.isInteger(x) && x >= 1 && (i === 0 || x > t[i - 1])), JSON.stringify(t));
+      const sum = (f.distribution as number[]).reduce((a, b) => a + b, 0);
+      assert.ok(Math.abs(sum - 1) < 1e-9, `${sum}`);
+    });
+
     test('every bad input is answered as the contract says', async () => {
       const cases: [OracleQueryBody, string, string][] = [
         [{}, 'invalid_argument', 'entity'],

@@ -188,3 +188,32 @@ describe('an observation without a value is refused, not stored as 0', () => {
     assert.deepEqual((await list()).map((r: { value: number }) => r.value), [0]);
   });
 });
+
+// found by QA: 5,000 nested lists overflowed the strict checks' recursion (500, a stack trace in the log)
+describe('deeply nested JSON is refused, not an internal error', () => {
+  const deep = (levels: number) => '['.repeat(levels) + ']'.repeat(levels);
+  test.each([
+    ['sign-up, without a key', '/v1/signup', false, `{"email":${deep(5000)}}`, 'email'],
+    ['an oracle query', '/v1/oracle/query', true, `{"entity":"store:berlin","thresholds":${deep(5000)}}`, 'body'],
+    ['an entity', '/v1/entities', true, `{"entity":"store:x","frequency":"P1D","axes":[{"name":${deep(200)}}]}`, 'body'],
+  ])('%s: 400 invalid_argument, nothing logged at error', async (_name, path, auth, body, field) => {
+    const before = logLines.length;
+    const r = await fetch(`http://127.0.0.1:${t.service.httpPort}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(auth ? { authorization: `Bearer ${key}` } : {}) },
+      body,
+    });
+    const b = (await r.json()) as { code: string; message: string };
+    assert.equal(r.status, 400, JSON.stringify(b));
+    assert.equal(b.code, 'invalid_argument');
+    assert.ok(b.message.includes('deeper than 100 levels') || b.message.includes(field), b.message);
+    assert.ok(!logLines.slice(before).some((l) => l.level === 'error'), JSON.stringify(logLines.slice(before)));
+  });
+
+  test('a bulk-ingest line nested too deep: 400 naming the line, nothing stored', async () => {
+    const line = `{"entity":"store:berlin","observations":[{"axis":"demand","time":"2026-03-01T00:00:00Z","value":1}],"x":${deep(5000)}}`;
+    const r = await rest(t, key, { method: 'POST', path: '/v1/observations:bulkIngest', rawBody: line + '\n', headers: { 'content-type': 'application/x-ndjson' } });
+    assert.equal(r.code, 'invalid_argument', r.message);
+    assert.ok(r.message.includes('line 1'), r.message);
+  });
+});

@@ -47,7 +47,10 @@ export interface QueryRequestInput {
   /**
    * Outcome thresholds defining the bins of `distribution`: strictly ascending finite
    * numbers, at most 99. Default: 9 thresholds evenly spaced between the predictive 5% and 95%
-   * quantiles of the first axis at the horizon (widened when those coincide).
+   * quantiles of the first axis at the horizon (widened when those coincide; from 0 upwards for
+   * a certain 0). On a count axis the default thresholds are whole numbers from 1 up: rounded
+   * when the quantiles span more than 8, else 9 consecutive counts from the 5% quantile, so that
+   * every bin holds whole outcomes (the first bin, below the first threshold, then holds 0).
    */
   thresholds?: number[] | undefined;
   /**

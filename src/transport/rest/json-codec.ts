@@ -66,6 +66,7 @@ function saturatePageSize(schema: DescMessage, object: Record<string, unknown>):
  */
 export function encodeJson(schema: DescMessage, object: unknown, path = ''): Buffer {
   if (!isObject(object)) throw invalidArgument(path || 'body', 'must be a JSON object');
+  if (nestingDepth(object, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) throw invalidArgument(path || 'body', `nests lists and objects deeper than ${MAX_JSON_DEPTH} levels`);
   checkStrict(schema, object, path, false);
   try {
     return Buffer.from(toBinary(schema, fromJson(schema, object as JsonValue, { ignoreUnknownFields: false })));
@@ -74,6 +75,29 @@ export function encodeJson(schema: DescMessage, object: unknown, path = ''): Buf
     checkStrict(schema, object, path, true);
     throw jsonError(err, path);
   }
+}
+
+/**
+ * How deep lists and objects may nest in a request (protobuf's own default recursion limit). Why:
+ * the strict checks, the error messages' rendering (`JSON.stringify`) and protobuf-es's decoder
+ * all recurse, and a body of 5,000 nested lists overflowed the stack: 500 with an error-level
+ * stack trace in the log, on every JSON endpoint including sign-up (found by QA). No message of
+ * this API nests anywhere near 100.
+ */
+export const MAX_JSON_DEPTH = 100;
+
+/** Deepest nesting of lists and objects in `v` (a flat object is 1), counted without recursion; stops once past `limit`. */
+function nestingDepth(v: unknown, limit: number): number {
+  let deepest = 0;
+  const stack: [unknown, number][] = [[v, 1]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop()!;
+    if (node === null || typeof node !== 'object') continue;
+    if (depth > deepest) deepest = depth;
+    if (deepest > limit) break;
+    for (const child of Array.isArray(node) ? node : Object.values(node)) if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+  }
+  return deepest;
 }
 
 /** Response bytes → JSON value (the `response_body` field alone, when the rule names one). */

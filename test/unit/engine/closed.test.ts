@@ -1,7 +1,7 @@
 /** A position of the cycle the series is closed at (a shop's Sunday) is forecast as a certain 0 (`closed.ts`). */
 import { test } from '@jest/globals';
 import assert from 'node:assert/strict';
-import { closedPositions, firstClosedSteps, withoutClosed } from '../../../src/engine/closed';
+import { closedPositions, firstClosedSteps, unobservedCycles, withoutClosed } from '../../../src/engine/closed';
 import { autoModelName, AUTO_MULTI_SEASONAL_MODEL } from '../../../src/engine/registry';
 import { forecastSeries } from '../../../src/engine/index';
 import { Rng } from '../../../src/engine/rng';
@@ -121,4 +121,24 @@ test('the first closed steps are written with ranges', () => {
   assert.equal(firstClosedSteps([6], 140, 7), '7');
   assert.equal(firstClosedSteps([0, 1, 2, 5, 7], 8, 8), '1–3, 6, 8');
   assert.equal(firstClosedSteps([3], 0, 24), '4');
+});
+
+// found by QA: a shop that leaves its Sundays out got a confident Sunday forecast without a word
+test('positions never observed lately are named in a warning; zeros, scattered gaps and short horizons are not', () => {
+  const week = (i: number) => 80 + (i % 7) * 5 + ((i * 37) % 11);
+  const noSundays = Array.from({ length: 140 }, (_, i) => (i % 7 === 6 ? NaN : week(i)));
+  assert.deepEqual(unobservedCycles(noSundays, { period: 7 }), [{ period: 7, positions: [6] }]);
+  const said = (y: number[], h: number) => forecastSeries(y, { period: 7, periods: [7, 365] }, { horizon: h }).warnings.filter((w) => w.includes('no observation in the last 8 cycles'));
+  assert.deepEqual(said(noSundays, 7), [
+    'steps 7 and every 7 steps after fall on positions of the cycle of 7 with no observation in the last 8 cycles: the forecast there rests on values filled in from the neighbouring positions',
+  ]);
+  // a horizon that never reaches a Sunday
+  assert.deepEqual(said(noSundays, 3), []);
+  // Sundays reported as 0: closed, not unobserved
+  assert.deepEqual(said(Array.from({ length: 140 }, (_, i) => (i % 7 === 6 ? 0 : week(i))), 7), []);
+  // a gap across every weekday
+  assert.deepEqual(unobservedCycles(Array.from({ length: 140 }, (_, i) => (i > 100 && i < 120 ? NaN : week(i))), { period: 7 }), []);
+  // an hourly meter silent at night: listed in the day's cycle, not again in the week's
+  const nights = Array.from({ length: 24 * 7 * 9 }, (_, t) => (t % 24 < 5 ? NaN : 10 + (t % 24)));
+  assert.deepEqual(unobservedCycles(nights, { period: 24, periods: [24, 168] }), [{ period: 24, positions: [0, 1, 2, 3, 4] }]);
 });
