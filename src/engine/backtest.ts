@@ -13,6 +13,9 @@
 import { crps, pinball } from './metrics';
 import type { ModelFamily, PredictiveDistribution, SeriesInfo } from './types';
 
+/** How a forecast's warning begins where its history was too short for any backtest origin (`forecastSeries`; so callers can tell). */
+export const NO_BACKTEST_WARNING = 'too little history for a backtest';
+
 /** Upper bound on origins, whatever is asked: each origin is one refit. */
 export const MAX_ORIGINS = 8;
 

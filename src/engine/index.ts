@@ -11,7 +11,7 @@
  * Pure and deterministic: same input and options → bit-identical output.
  */
 import { CLOSED_CYCLES, CLOSED_MIN_OBSERVED, closedCycles, closePositions, firstClosedSteps, unobservedCycles } from './closed';
-import { backtest, confidenceScore, type BacktestResult } from './backtest';
+import { backtest, confidenceScore, NO_BACKTEST_WARNING, type BacktestResult } from './backtest';
 import { applyCalibration, planCalibration, type CalibrationPlan } from './calibration/conformal';
 import { calibrationPrior } from './calibration/prior';
 import { InsufficientDataError, InvalidSeriesError } from './errors';
@@ -191,7 +191,7 @@ export function forecastSeries(y: Series, info: SeriesInfo, options: ForecastOpt
     const btOptions = { horizon: h, origins: options.origins ?? 3, level };
     // Backtest the chosen model: its structure refitted at each origin, not a new selection.
     bt = backtest(fitted.refit ?? family, series, info, { ...btOptions, fitOptions: { horizon: h } });
-    if (bt.origins.length === 0) warnings.push(`too little history for a backtest: no confidence${prior ? '' : ' or calibration'}`);
+    if (bt.origins.length === 0) warnings.push(`${NO_BACKTEST_WARNING}: no confidence${prior ? '' : ' or calibration'}`);
     if (options.confidence !== false && bt.origins.length > 0) base = backtest(boundFamily('snaive'), series, info, btOptions);
   }
   if (mode !== 'off' && (prior || (bt && bt.origins.length > 0))) {

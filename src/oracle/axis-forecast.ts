@@ -7,6 +7,7 @@ import type { Forecast } from '../../gen/forecast/v1/oracle_service.pb';
 import { formatTime } from '../clock';
 import type { AxisRecord, EntityRecord } from '../entities/entity-store';
 import { timeOf, type Frequency } from '../entities/frequency';
+import { NO_BACKTEST_WARNING } from '../engine/backtest';
 import type { SeriesInfo } from '../engine/types';
 import { ServiceError } from '../rpc/errors';
 import type { ForecastJobResult } from './forecast-job';
@@ -101,6 +102,8 @@ export function assembleForecast(outcomes: readonly AxisOutcome[], spec: ReportS
     warnings: outcomes.flatMap((o) => o.result.warnings.map((w) => `${o.axis.name}: ${w}`)),
     models: Object.fromEntries(outcomes.map((o) => [o.axis.name, o.result.model])),
   };
-  if (first.result.confidence === null) forecast.warnings.push(`${first.axis.name}: confidence is 0 because the history is too short to backtest`);
+  // said once: the engine's own warning names a history too short to backtest (found by QA: both wordings in one answer)
+  const said = first.result.warnings.some((w) => w.startsWith(NO_BACKTEST_WARNING));
+  if (first.result.confidence === null && !said) forecast.warnings.push(`${first.axis.name}: confidence is 0 because the history is too short to backtest`);
   return forecast;
 }

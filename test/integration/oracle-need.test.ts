@@ -61,3 +61,18 @@ test('a hierarchy with no data anywhere names the need its entity will have', as
     if (protocol === 'rest') assert.deepEqual(o.data.details, { axis: 'sales', have: 0, need: 10 });
   }
 });
+
+// found by QA: an answer from a history too short to backtest said so twice, in two wordings
+test('a history too short to backtest is said once in the answer', async () => {
+  const entity = 'need_p1y:short';
+  await ok(rest(t, key, { method: 'POST', path: '/v1/entities', body: { entity, frequency: 'P1Y', axes: [{ name: 'sales' }] } }));
+  const observations = ['2020', '2021', '2022', '2023'].map((y, i) => ({ axis: 'sales', time: `${y}-01-01T00:00:00Z`, value: 5 + i }));
+  await ok(rest(t, key, { method: 'POST', path: `/v1/entities/${entity}/observations`, body: { observations } }));
+  for (const protocol of ['rest', 'grpc'] as const) {
+    const o = await oracleQuery(t, key, protocol, { entity, horizon: 3 });
+    assert.equal(o.code, 'ok', o.message);
+    const said = (o.data.forecast.warnings as string[]).filter((w) => /backtest/.test(w));
+    assert.equal(said.length, 1, `${protocol}: ${said.join('; ')}`);
+    assert.equal(o.data.forecast.confidence, 0);
+  }
+});
