@@ -85,11 +85,25 @@ export function closedPositions(y: Series, period: number): number[] {
  * a shorter one that divides it has closed already (an hourly shop's week lists its Sunday's open
  * hours, not the nights the day's cycle closes).
  */
-export function closedCycles(y: Series, info: SeriesInfo): { period: number; positions: number[] }[] {
-  const found: { period: number; positions: number[] }[] = [];
+export function closedCycles(y: Series, info: SeriesInfo): CyclePositions[] {
+  return perCycle(info, (period) => closedPositions(y, period));
+}
+
+/** Positions of a cycle of `period`. */
+export interface CyclePositions {
+  readonly period: number;
+  readonly positions: number[];
+}
+
+/**
+ * `positionsOf` for each cycle `info` names, shortest first, cycles without any left out; a longer
+ * cycle leaves out what a shorter one that divides it has listed already.
+ */
+function perCycle(info: SeriesInfo, positionsOf: (period: number) => number[]): CyclePositions[] {
+  const found: CyclePositions[] = [];
   for (const period of seasonalPeriods(info.period, info.periods)) {
     const implied = (j: number) => found.some((c) => period % c.period === 0 && c.positions.includes(j % c.period));
-    const positions = closedPositions(y, period).filter((j) => !implied(j));
+    const positions = positionsOf(period).filter((j) => !implied(j));
     if (positions.length > 0) found.push({ period, positions });
   }
   return found;
@@ -121,24 +135,24 @@ export function withoutClosed(y: Series, info: SeriesInfo): Series {
  * values filled in between the neighbouring positions (found by QA: a shop that leaves its Sundays
  * out got a confident Sunday forecast, the mean of its Saturdays and Mondays, without a word).
  */
-export function unobservedCycles(y: Series, info: SeriesInfo): { period: number; positions: number[] }[] {
-  const found: { period: number; positions: number[] }[] = [];
-  for (const period of seasonalPeriods(info.period, info.periods)) {
-    const n = y.length;
+export function unobservedCycles(y: Series, info: SeriesInfo): CyclePositions[] {
+  const n = y.length;
+  return perCycle(info, (period) => {
     const observed = new Array<number>(period).fill(0);
     for (let t = Math.max(0, n - CLOSED_CYCLES * period); t < n; t++) if (Number.isFinite(y[t])) observed[t % period]++;
     const never = observed.flatMap((c, j) => (c === 0 ? [j] : []));
-    if (never.length === 0 || never.length === period || observed.some((c) => c > 0 && c < CLOSED_MIN_OBSERVED)) continue;
-    const implied = (j: number) => found.some((c) => period % c.period === 0 && c.positions.includes(j % c.period));
-    const positions = never.filter((j) => !implied(j));
-    if (positions.length > 0) found.push({ period, positions });
-  }
-  return found;
+    return never.length === period || observed.some((c) => c > 0 && c < CLOSED_MIN_OBSERVED) ? [] : never;
+  });
 }
 
-/** Forecast steps (1-based, ascending) at `positions` of a cycle of `period` within its first cycle after a history of `n` values, written with ranges: "1–8, 21–24". */
+/** Forecast steps (1-based, ascending) at `positions` of a cycle of `period` within its first cycle after a history of `n` values. */
+export function firstSteps(positions: readonly number[], n: number, period: number): number[] {
+  return positions.map((j) => ((((j - n) % period) + period) % period) + 1).sort((a, b) => a - b);
+}
+
+/** `firstSteps` written with ranges: "1–8, 21–24". */
 export function firstClosedSteps(positions: readonly number[], n: number, period: number): string {
-  const steps = positions.map((j) => ((((j - n) % period) + period) % period) + 1).sort((a, b) => a - b);
+  const steps = firstSteps(positions, n, period);
   const parts: string[] = [];
   for (let i = 0; i < steps.length; ) {
     let k = i;

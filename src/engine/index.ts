@@ -10,7 +10,7 @@
  * however degenerate its fit, returns an interval wider than the history can justify.
  * Pure and deterministic: same input and options → bit-identical output.
  */
-import { CLOSED_CYCLES, CLOSED_MIN_OBSERVED, closedCycles, closePositions, firstClosedSteps, unobservedCycles } from './closed';
+import { CLOSED_CYCLES, CLOSED_MIN_OBSERVED, closedCycles, closePositions, firstClosedSteps, firstSteps, unobservedCycles } from './closed';
 import { backtest, confidenceScore, NO_BACKTEST_WARNING, type BacktestResult } from './backtest';
 import { applyCalibration, planCalibration, type CalibrationPlan } from './calibration/conformal';
 import { calibrationPrior } from './calibration/prior';
@@ -228,9 +228,8 @@ export function forecastSeries(y: Series, info: SeriesInfo, options: ForecastOpt
   }
   // positions of a cycle never observed lately (a weekday never reported): say that their forecast is filled in
   for (const { period, positions } of unobservedCycles(series, info)) {
-    const steps = firstClosedSteps(positions, series.length, period);
-    if (Number(steps.split(/[,–]/)[0]) > h) continue;
-    warnings.push(`steps ${steps} and every ${period} steps after fall on positions of the cycle of ${period} with no observation in the last ${CLOSED_CYCLES} cycles: the forecast there rests on values filled in from the neighbouring positions`);
+    if (firstSteps(positions, series.length, period)[0] > h) continue;
+    warnings.push(`steps ${firstClosedSteps(positions, series.length, period)} and every ${period} steps after fall on positions of the cycle of ${period} with no observation in the last ${CLOSED_CYCLES} cycles: the forecast there rests on values filled in from the neighbouring positions`);
   }
   const confidence = bt && base ? confidenceScore(bt, base) : NaN;
   // Positions in the input: checkSeries dropped the leading NaNs.

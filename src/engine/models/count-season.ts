@@ -25,6 +25,7 @@
  */
 import { InsufficientDataError, InvalidSeriesError } from '../errors';
 import { regularizedBeta } from '../math/special';
+import { countFinite } from '../math/stats';
 import { seasonalPeriods } from '../periods';
 import { Rng } from '../rng';
 import type { Fitted, ModelFamily, PredictiveDistribution, Series, SeriesInfo, StepDistribution } from '../types';
@@ -50,8 +51,7 @@ interface Layer {
  * that the one before divides; and the periods with enough cycles left out for not dividing so.
  */
 function profilePeriods(y: Series, info: SeriesInfo): { chain: number[]; skipped: number[] } {
-  let n = 0;
-  for (let i = 0; i < y.length; i++) if (Number.isFinite(y[i])) n++;
+  const n = countFinite(y);
   const chain: number[] = [];
   const skipped: number[] = [];
   for (const p of seasonalPeriods(info.period, info.periods)) {
@@ -117,10 +117,10 @@ function dispersionOf(y: Series, from: number, to: number, mean: (t: number) => 
 /**
  * Estimate the profile on y[from..]: for each layer, observed over expected totals per block
  * (expected under the layers before it and a flat rate), shrunk towards 1 by empirical Bayes,
- * scaled to mean 1; and the dispersion around the unshrunk fit, which the shrinkage takes as the
- * counting noise.
+ * scaled to mean 1. The shrinkage takes the dispersion around the unshrunk fit as the counting
+ * noise.
  */
-function estimateProfile(y: Series, from: number, chain: readonly number[]): { layers: Layer[]; dispersion: number } {
+function estimateProfile(y: Series, from: number, chain: readonly number[]): Layer[] {
   const to = y.length;
   let total = 0;
   let count = 0;
@@ -161,7 +161,7 @@ function estimateProfile(y: Series, from: number, chain: readonly number[]): { l
     if (mean > 0) for (let b = 0; b < k; b++) factors[b] /= mean;
     layers.push({ period, block: blockOf(i), factors });
   });
-  return { layers, dispersion };
+  return layers;
 }
 
 /** Where the profile and dispersion are read: the last `PROFILE_CYCLES` cycles of the longest period (or the whole series). */
@@ -293,7 +293,7 @@ function fitCountSeason(y: Series, info: SeriesInfo): Fitted {
   if (observed < 2) throw new InsufficientDataError(observed, 2, 'count-season');
   const { chain, skipped } = profilePeriods(x, info);
   const from = windowStart(n, chain);
-  const { layers } = estimateProfile(x, from, chain);
+  const layers = estimateProfile(x, from, chain);
   const s = Float64Array.from({ length: n }, (_, t) => profileAt(layers, t));
   // start: the first cycle's total over its profile (the first 12 values without a cycle)
   const first = chain.length > 0 ? chain[chain.length - 1] : 12;
