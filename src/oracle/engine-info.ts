@@ -57,9 +57,13 @@ import type { SeriesInfo } from '../engine/types';
  * or closed anywhere). 1.11.1 (forecasts unchanged): a position of a cycle with no observation in
  * the last 8 cycles while the others were observed (a weekday a shop never reports) is named in a
  * warning saying its forecast rests on filled-in values (`unobservedCycles`); and `count-season`
- * is a registered model (by name only; no `auto` route uses it).
+ * is a registered model (by name only; no `auto` route uses it). 1.12.0: low counts of kind count
+ * whose cycle replicates (`hasCountCycle`: hourly events by hour and weekday) are forecast by the
+ * pool of `count-season` and `count-pool` instead of `count-pool` alone, so busy and quiet hours
+ * get their own laws (`AUTO_COUNT_SEASONAL_MODEL`, `registry.ts`); every benchmark figure
+ * unchanged (no benchmark series is low counts of kind count with such a cycle).
  */
-export const ENGINE_INFO = { name: 'forecast-engine', version: '1.11.1', runtime: `node ${process.versions.node}` } as const;
+export const ENGINE_INFO = { name: 'forecast-engine', version: '1.12.0', runtime: `node ${process.versions.node}` } as const;
 
 /**
  * Seasonal periods for an entity: its season length first, plus the longer cycle its frequency

@@ -21,7 +21,8 @@
  * steps ahead as for simple exponential smoothing, σ² the one-step errors' variance in level units.
  * Sample paths draw the steps independently, as the intermittent-demand family does.
  *
- * Not an `auto` route (yet): asked for by name. Why, and the evidence: its entry in `registry.ts`.
+ * `auto` forecasts low counts whose cycle replicates (`hasCountCycle`) with the pool of this model
+ * and `count-pool` (`AUTO_COUNT_SEASONAL_MODEL` in `registry.ts`, with the evidence).
  */
 import { InsufficientDataError, InvalidSeriesError } from '../errors';
 import { regularizedBeta } from '../math/special';
@@ -114,14 +115,8 @@ function dispersionOf(y: Series, from: number, to: number, mean: (t: number) => 
   return Math.max(1, (sum / total) * (used / (used - params)));
 }
 
-/**
- * Estimate the profile on y[from..]: for each layer, observed over expected totals per block
- * (expected under the layers before it and a flat rate), shrunk towards 1 by empirical Bayes,
- * scaled to mean 1. The shrinkage takes the dispersion around the unshrunk fit as the counting
- * noise.
- */
-function estimateProfile(y: Series, from: number, chain: readonly number[]): Layer[] {
-  const to = y.length;
+/** Mean rate of y[from..to) and its unshrunk profile: per layer, observed over expected totals per block. */
+function rawProfile(y: Series, from: number, to: number, chain: readonly number[]): { rate: number; raw: Layer[]; params: number } {
   let total = 0;
   let count = 0;
   for (let t = from; t < to; t++) {
@@ -130,18 +125,32 @@ function estimateProfile(y: Series, from: number, chain: readonly number[]): Lay
     count++;
   }
   const rate = count > 0 ? total / count : 0;
-  const blockOf = (i: number) => (i === 0 ? 1 : chain[i - 1]);
   const raw: Layer[] = [];
   chain.forEach((period, i) => {
-    const { obs, exp } = blockTotals(y, from, to, period, blockOf(i), raw, rate);
-    raw.push({ period, block: blockOf(i), factors: obs.map((o, b) => (exp[b] > 0 ? o / exp[b] : 1)) });
+    const block = i === 0 ? 1 : chain[i - 1];
+    const { obs, exp } = blockTotals(y, from, to, period, block, raw, rate);
+    raw.push({ period, block, factors: obs.map((o, b) => (exp[b] > 0 ? o / exp[b] : 1)) });
   });
+  // free parameters: the rate and each layer's factors but one
   const params = raw.reduce((s, l) => s + l.factors.length - 1, 1);
+  return { rate, raw, params };
+}
+
+/**
+ * Estimate the profile on y[from..]: for each layer, observed over expected totals per block
+ * (expected under the layers before it and a flat rate), shrunk towards 1 by empirical Bayes,
+ * scaled to mean 1. The shrinkage takes the dispersion around the unshrunk fit as the counting
+ * noise.
+ */
+function estimateProfile(y: Series, from: number, chain: readonly number[]): Layer[] {
+  const to = y.length;
+  const { rate, raw, params } = rawProfile(y, from, to, chain);
   const dispersion = dispersionOf(y, from, to, (t) => rate * profileAt(raw, t), params);
   // shrunk layer by layer, each against the shrunk layers before it
   const layers: Layer[] = [];
   chain.forEach((period, i) => {
-    const { obs, exp } = blockTotals(y, from, to, period, blockOf(i), layers, rate);
+    const block = i === 0 ? 1 : chain[i - 1];
+    const { obs, exp } = blockTotals(y, from, to, period, block, layers, rate);
     const k = obs.length;
     // the ratios' spread beyond the counting noise φ/expected (method of moments)
     let spread = 0;
@@ -159,9 +168,62 @@ function estimateProfile(y: Series, from: number, chain: readonly number[]): Lay
     for (const f of factors) mean += f;
     mean /= k;
     if (mean > 0) for (let b = 0; b < k; b++) factors[b] /= mean;
-    layers.push({ period, block: blockOf(i), factors });
+    layers.push({ period, block, factors });
   });
   return layers;
+}
+
+/** Poisson deviance term of count y against mean m. */
+function devianceTerm(y: number, m: number): number {
+  if (!(m > 0)) return y > 0 ? Infinity : 0;
+  return 2 * ((y > 0 ? y * Math.log(y / m) : 0) - (y - m));
+}
+
+/**
+ * P-value of the quasi-Poisson F test of y[from..to)'s unshrunk profile against a flat rate: the
+ * drop in Poisson deviance per profile parameter over the profile fit's dispersion, against
+ * F(params − 1, used − params).
+ */
+function flatRatePValue(y: Series, from: number, to: number, chain: readonly number[]): number {
+  const { rate, raw, params } = rawProfile(y, from, to, chain);
+  if (!(rate > 0)) return 1;
+  let flat = 0;
+  let fitted = 0;
+  let used = 0;
+  for (let t = from; t < to; t++) {
+    if (!Number.isFinite(y[t])) continue;
+    flat += devianceTerm(y[t], rate);
+    fitted += devianceTerm(y[t], rate * profileAt(raw, t));
+    used++;
+  }
+  const d1 = params - 1;
+  const d2 = used - params;
+  if (!(d1 > 0 && d2 > 0) || !Number.isFinite(fitted)) return 1;
+  const phi = dispersionOf(y, from, to, (t) => rate * profileAt(raw, t), params);
+  const f = Math.max(0, flat - fitted) / d1 / phi;
+  return 1 - regularizedBeta((d1 * f) / (d1 * f + d2), d1 / 2, d2 / 2);
+}
+
+/** Significance level of `hasCountCycle`'s tests. */
+export const CYCLE_TEST_LEVEL = 0.01;
+
+/**
+ * True when counts `y` show a cycle that replicates: the flat-rate test (`flatRatePValue`) rejects
+ * at `CYCLE_TEST_LEVEL` on the profile's window and separately on each half of it. Why the halves:
+ * a weekly profile made of one or two spikes (a 7 and a 6 on one weekday in twelve weeks of a
+ * thinned web page) passes the test on the whole window but is no cycle (round 18).
+ */
+export function hasCountCycle(y: Series, info: SeriesInfo): boolean {
+  const n = y.length;
+  const { chain } = profilePeriods(y, info);
+  if (chain.length === 0) return false;
+  const from = windowStart(n, chain);
+  const mid = from + Math.floor((n - from) / 2);
+  return [
+    [from, n],
+    [from, mid],
+    [mid, n],
+  ].every(([a, b]) => flatRatePValue(y, a, b, chain) < CYCLE_TEST_LEVEL);
 }
 
 /** Where the profile and dispersion are read: the last `PROFILE_CYCLES` cycles of the longest period (or the whole series). */

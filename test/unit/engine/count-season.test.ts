@@ -1,23 +1,12 @@
 import { test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import { forecastSeries, InsufficientDataError, InvalidSeriesError } from '../../../src/engine';
-import { countSeason } from '../../../src/engine/models/count-season';
-import { keepsOwnIntervals } from '../../../src/engine/registry';
+import { countSeason, hasCountCycle } from '../../../src/engine/models/count-season';
+import { AUTO_COUNT_SEASONAL_MODEL, keepsOwnIntervals } from '../../../src/engine/registry';
 import { Rng } from '../../../src/engine/rng';
 import { IntegerSizeStep } from '../../../src/engine/models/croston-distribution';
 import { logGamma, regularizedBeta } from '../../../src/engine/math/special';
-
-/** Poisson draw by multiplying uniforms (small means only). */
-function poisson(rng: Rng, mean: number): number {
-  const limit = Math.exp(-mean);
-  let k = 0;
-  let p = rng.uniform();
-  while (p > limit) {
-    k++;
-    p *= rng.uniform();
-  }
-  return k;
-}
+import { poisson } from '../../helpers/poisson';
 
 /** Events per hour: quiet nights, a busy afternoon, weekends at 60% (the shape QA found the count route blind to). */
 function hourlyRate(t: number, level: number): number {
@@ -179,4 +168,37 @@ test('count-season: sparse large orders keep their zeros; one outlier does not m
   assert.ok((g.params.dispersion as number) < 50, `dispersion ${g.params.dispersion}`);
   for (const s of g.distribution.steps.slice(0, 14)) assert.ok(s.quantile(0.975) >= 2, `97.5% quantile ${s.quantile(0.975)}`);
   assert.ok(Number.isInteger(g.distribution.steps[1999].quantile(0.99)));
+});
+
+test('hasCountCycle: a cycle that replicates passes; a flat rate and one half\'s spikes do not', () => {
+  // the hourly shape: day and week, 6 weeks at a mean of about 1
+  assert.equal(hasCountCycle(draw(3, 24 * 42, (t) => hourlyRate(t, 1)), HOURLY), true);
+  // the same counts at a flat rate
+  for (const seed of [1, 2, 3]) assert.equal(hasCountCycle(draw(seed, 24 * 42, () => 1), HOURLY), false);
+  // daily counts at a flat rate of 0.5 where one weekday turned busy (4 a day) in the last five weeks only:
+  // the whole window and its second half reject a flat rate (p 0.002 and 0.0005), its first half does not (0.84)
+  const daily = { period: 7, periods: [7, 365], kind: 'count' } as const;
+  const y = draw(5, 7 * 20, () => 0.5);
+  for (let week = 15; week < 20; week++) y[7 * week + 3] = 4;
+  assert.equal(hasCountCycle(y, daily), false);
+  // fewer than 3 cycles: no profile to test
+  assert.equal(hasCountCycle(draw(3, 24 * 2, (t) => hourlyRate(t, 1)), HOURLY), false);
+});
+
+test('auto: low counts with a cycle go to the pool of count-season and count-pool; without one, count-pool', () => {
+  const n = 24 * 42;
+  const y = draw(7, n, (t) => hourlyRate(t, 1));
+  const f = forecastSeries(y, HOURLY, { horizon: 48, confidence: false });
+  assert.equal(f.requestedModel, AUTO_COUNT_SEASONAL_MODEL);
+  assert.ok(keepsOwnIntervals(f.requestedModel), 'hurdle and count laws keep their own intervals');
+  // a busy weekday afternoon (15:00) against the night (03:00) of the next day
+  const day = Math.floor(n / 24) % 7 >= 5 ? 2 : 0;
+  const busy = f.distribution.steps[24 * day + 15];
+  const night = f.distribution.steps[24 * day + 3];
+  assert.ok(busy.quantile(0.975) > night.quantile(0.975) + 1, `busy ${busy.quantile(0.975)} night ${night.quantile(0.975)}`);
+  assert.ok(f.distribution.mean[24 * day + 15] > 3 * f.distribution.mean[24 * day + 3]);
+  const flat = forecastSeries(draw(7, n, () => 1), HOURLY, { horizon: 48, confidence: false });
+  assert.equal(flat.requestedModel, 'count-pool');
+  // continuous data of the same shape never take the count route
+  assert.notEqual(forecastSeries(y, { ...HOURLY, kind: 'continuous' }, { horizon: 48, confidence: false }).requestedModel, AUTO_COUNT_SEASONAL_MODEL);
 });

@@ -1,0 +1,58 @@
+/**
+ * Hourly events at a low rate (about one an hour) with quiet nights and busy afternoons: the
+ * answer follows the cycle, with its own law per hour (engine 1.12.0; before, the count route
+ * forecast every hour with one law: the busy hours under-covered, the quiet ones too wide).
+ * Over both protocols.
+ */
+import { afterAll, beforeAll, test } from '@jest/globals';
+import assert from 'node:assert/strict';
+import { Rng } from '../../src/engine/rng';
+import { ok, rest } from '../helpers/dual';
+import { oracleQuery } from '../helpers/oracle-data';
+import { startTestService, type TestService } from '../helpers/service';
+import { poisson } from '../helpers/poisson';
+
+let t: TestService;
+let key: string;
+
+const HOURS = 24 * 42; // six weeks from a Monday, midnight UTC
+const START = Date.UTC(2025, 0, 6);
+const time = (i: number): string => new Date(START + i * 3_600_000).toISOString().replace('.000Z', 'Z');
+/** Events per hour: 0.17 at night, 2.7 mid-afternoon on weekdays, weekends at 60%. */
+const rate = (i: number): number => (0.15 + 2.2 * Math.max(0, Math.sin((Math.PI * ((i % 24) - 6)) / 14))) * (Math.floor(i / 24) % 7 >= 5 ? 0.6 : 1.15);
+
+/** The mean of the `errors` axis (REST names the field `axes_resolved`, gRPC's stubs `axesResolved`). */
+const mean = (f: { axes_resolved?: Record<string, number>; axesResolved?: Record<string, number> }): number => (f.axes_resolved ?? f.axesResolved)!.errors;
+
+beforeAll(async () => {
+  t = await startTestService();
+  ({ key } = await t.account('enterprise'));
+  const rng = new Rng(11);
+  for (const [entity, shape] of [['server:errors', rate], ['server:flat', () => 1]] as const) {
+    await ok(rest(t, key, { method: 'POST', path: '/v1/entities', body: { entity, frequency: 'PT1H', axes: [{ name: 'errors', kind: 'count' }] } }));
+    const observations = Array.from({ length: HOURS }, (_, i) => ({ axis: 'errors', time: time(i), value: poisson(rng, shape(i)) }));
+    await ok(rest(t, key, { method: 'POST', path: `/v1/entities/${entity}/observations`, body: { observations } }));
+  }
+});
+afterAll(() => t.close());
+
+test('hourly low counts with a daily cycle: the night and the afternoon get their own laws; flat counts keep one', async () => {
+  const answers: unknown[] = [];
+  for (const protocol of ['rest', 'grpc'] as const) {
+    // the data end at midnight before a Monday: step 4 is 03:00, step 16 is 15:00
+    const night = await oracleQuery(t, key, protocol, { entity: 'server:errors', horizon: 4, quantiles: [0.5, 0.975] });
+    const afternoon = await oracleQuery(t, key, protocol, { entity: 'server:errors', horizon: 16, quantiles: [0.5, 0.975] });
+    for (const a of [night, afternoon]) assert.equal(a.code, 'ok', a.message);
+    const n = night.data.forecast;
+    const d = afternoon.data.forecast;
+    assert.match(d.model, /^mix:count-season\+count-pool\(Seasonal counts\[24,168\]/, `${protocol}: ${d.model}`);
+    assert.ok(d.quantiles['0.975'] >= n.quantiles['0.975'] + 2, `${protocol}: 97.5% at 03:00 ${n.quantiles['0.975']}, at 15:00 ${d.quantiles['0.975']}`);
+    assert.ok(mean(d) > 3 * mean(n), `${protocol}: mean at 03:00 ${mean(n)}, at 15:00 ${mean(d)}`);
+    for (const q of [...Object.values(n.quantiles), ...Object.values(d.quantiles)] as number[]) assert.ok(Number.isInteger(q) && q >= 0);
+    const flat = await oracleQuery(t, key, protocol, { entity: 'server:flat', horizon: 16 });
+    assert.equal(flat.code, 'ok', flat.message);
+    assert.match(flat.data.forecast.model, /^count-pool\(/, `${protocol}: ${flat.data.forecast.model}`);
+    answers.push([n.quantiles, d.quantiles, mean(n), mean(d), n.model, d.model]);
+  }
+  assert.deepEqual(answers[0], answers[1], 'REST and gRPC give the same answers');
+});
