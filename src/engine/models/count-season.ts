@@ -115,6 +115,11 @@ function dispersionOf(y: Series, from: number, to: number, mean: (t: number) => 
   return Math.max(1, (sum / total) * (used / (used - params)));
 }
 
+/** The block of layer i of `chain`: a step for the shortest period, a whole cycle of the one before for a longer one. */
+function blockOf(chain: readonly number[], i: number): number {
+  return i === 0 ? 1 : chain[i - 1];
+}
+
 /** Mean rate of y[from..to) and its unshrunk profile: per layer, observed over expected totals per block. */
 function rawProfile(y: Series, from: number, to: number, chain: readonly number[]): { rate: number; raw: Layer[]; params: number } {
   let total = 0;
@@ -127,7 +132,7 @@ function rawProfile(y: Series, from: number, to: number, chain: readonly number[
   const rate = count > 0 ? total / count : 0;
   const raw: Layer[] = [];
   chain.forEach((period, i) => {
-    const block = i === 0 ? 1 : chain[i - 1];
+    const block = blockOf(chain, i);
     const { obs, exp } = blockTotals(y, from, to, period, block, raw, rate);
     raw.push({ period, block, factors: obs.map((o, b) => (exp[b] > 0 ? o / exp[b] : 1)) });
   });
@@ -149,7 +154,7 @@ function estimateProfile(y: Series, from: number, chain: readonly number[]): Lay
   // shrunk layer by layer, each against the shrunk layers before it
   const layers: Layer[] = [];
   chain.forEach((period, i) => {
-    const block = i === 0 ? 1 : chain[i - 1];
+    const block = blockOf(chain, i);
     const { obs, exp } = blockTotals(y, from, to, period, block, layers, rate);
     const k = obs.length;
     // the ratios' spread beyond the counting noise φ/expected (method of moments)
