@@ -99,6 +99,13 @@ const ENTRIES: Record<string, RegistryEntry> = {
     intermittent: true,
     description: 'seasonal low counts: a smoothed level times a shrunk profile of the cycle (hour × day of week), negative binomial per step',
   },
+  'count-cycle': {
+    family: countCycleFamily(),
+    intermittent: true,
+    get description() {
+      return `\`auto\` for low counts whose cycle replicates: count-season and count-pool pooled, with at least a ${COUNT_DEMAND_FLOOR * 100}% chance of a demand per period on count data`;
+    },
+  },
   'count-pool': {
     family: countPoolFamily(),
     intermittent: true,
@@ -361,8 +368,10 @@ export const COUNT_DEMAND_FLOOR = 0.03;
 /**
  * `auto` for intermittent or low-count data of kind count whose counts follow a cycle that
  * replicates (`hasCountCycle`: the profile's flat-rate test rejects at 1% on its window and on each
- * half of it): the linear pool of `count-season` (a smoothed level times the cycle's profile) and
- * `count-pool` (engine 1.12.0). Before, such series got `count-pool` alone: one law for every hour,
+ * half of it): `count-cycle`, the linear pool of `count-season` (a smoothed level times the cycle's
+ * profile) and `count-pool`, with `COUNT_DEMAND_FLOOR` on the whole pool (engine 1.12.0; the floor
+ * since 1.12.1: found by QA, after a run of zeros `count-season`'s level reached 0 and the pool
+ * halved `count-pool`'s floor, P(demand) 1.5% and 95% intervals [0, 0]). Before, such series got `count-pool` alone: one law for every hour,
  * the busy hours under-covered and the quiet ones too wide. Rule written before scoring (round 23,
  * after rounds 18–19 failed; candidate unchanged from round 19, a 0.1% MASE tolerance added after
  * seeing it fail by 0.009%, so judged only on windows never scored), training parts only, scored as
@@ -375,8 +384,15 @@ export const COUNT_DEMAND_FLOOR = 0.03;
  * unchanged or 0.02–0.03% better. Why the pool and not `count-season` alone: alone it lost web
  * traffic MASE in rounds 18–19 where the pool lost at most 0.009%; on hourly it gains more alone
  * (MASE −4 to −13%) but the pool's stake in the flat rate is the guard where a cycle is weak.
+ * Round 26 (rule written first, after the QA round): the floor fix judged on windows 5 and 6 (never
+ * scored): hourly MASE −1.6 to −7.2%, SPL −3.5 to −11.4%, web traffic unchanged (fired on none).
+ * Tried there and failed: a stricter test (the first half's profile must predict the second half)
+ * that no longer fired on rare spikes (this test: 8–81% of such series without a cycle) but still
+ * on 4–16% of series with autocorrelated or bursty rates, above the rule's 5%; and `count-season`
+ * alone behind it (the pool halves the cycle: busy hours' means about 0.6 of the true rate), which
+ * cost web traffic MASE. Known weaknesses: README ("Hourly counts").
  */
-export const AUTO_COUNT_SEASONAL_MODEL = 'mix:count-season+count-pool';
+export const AUTO_COUNT_SEASONAL_MODEL = 'count-cycle';
 
 /** `auto` for intermittent or low-count data of kind count: `COUNT_POOL` with `COUNT_DEMAND_FLOOR`. */
 export const AUTO_COUNT_INTERMITTENT_MODEL = 'count-pool';
@@ -384,24 +400,38 @@ export const AUTO_COUNT_INTERMITTENT_MODEL = 'count-pool';
 /** The `count-pool` family (a function so the registry table can hold it before the constants exist). */
 function countPoolFamily(): ModelFamily {
   let pool: ModelFamily | undefined;
-  return demandFloorFamily(() => (pool ??= resolveModel(COUNT_POOL)));
+  return demandFloorFamily(() => (pool ??= resolveModel(COUNT_POOL)), 'count-pool', () => COUNT_POOL);
 }
 
-/** `inner` fitted as is, its forecasts of count data floored at `COUNT_DEMAND_FLOOR`; so is the chosen structure a backtest refits. */
-function demandFloorFamily(inner: () => ModelFamily): ModelFamily {
+/** The pool behind `count-cycle` (`AUTO_COUNT_SEASONAL_MODEL`). */
+const COUNT_CYCLE_POOL = 'mix:count-season+count-pool';
+
+/** The `count-cycle` family: `COUNT_CYCLE_POOL` with `COUNT_DEMAND_FLOOR` on the whole pool. */
+function countCycleFamily(): ModelFamily {
+  let pool: ModelFamily | undefined;
+  return demandFloorFamily(() => (pool ??= resolveModel(COUNT_CYCLE_POOL)), 'count-cycle', () => COUNT_CYCLE_POOL);
+}
+
+/**
+ * `inner` (registered as `name`, the composite `innerName()` names; a function, as the table holds
+ * this before the constants exist) fitted as is, its forecasts of count data floored at
+ * `COUNT_DEMAND_FLOOR`; so is the chosen structure a backtest refits.
+ */
+function demandFloorFamily(inner: () => ModelFamily, name: string, innerName: () => string): ModelFamily {
   const floored = (f: Fitted, info: SeriesInfo): Fitted => {
     if (info.kind !== 'count') return f;
     const refit = f.refit;
+    const composite = innerName();
     return {
       ...f,
       // `count-pool(SES rate, TSB, …)`: the pool's members, under the name that says the floor is on
-      model: f.model.startsWith(COUNT_POOL) ? `count-pool${f.model.slice(COUNT_POOL.length)}` : f.model,
+      model: f.model.startsWith(composite) ? `${name}${f.model.slice(composite.length)}` : f.model,
       forecast: (h) => withDemandFloor(f.forecast(h), COUNT_DEMAND_FLOOR),
-      refit: refit && demandFloorFamily(() => refit),
+      refit: refit && demandFloorFamily(() => refit, name, innerName),
     };
   };
   return {
-    name: 'count-pool',
+    name,
     minObservations: (info) => inner().minObservations(info),
     fit: (y, info, options) => floored(inner().fit(y, info, options), info),
   };

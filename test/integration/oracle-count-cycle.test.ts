@@ -45,7 +45,7 @@ test('hourly low counts with a daily cycle: the night and the afternoon get thei
     for (const a of [night, afternoon]) assert.equal(a.code, 'ok', a.message);
     const n = night.data.forecast;
     const d = afternoon.data.forecast;
-    assert.match(d.model, /^mix:count-season\+count-pool\(Seasonal counts\[24,168\]/, `${protocol}: ${d.model}`);
+    assert.match(d.model, /^count-cycle\(Seasonal counts\[24,168\]/, `${protocol}: ${d.model}`);
     assert.ok(d.quantiles['0.975'] >= n.quantiles['0.975'] + 2, `${protocol}: 97.5% at 03:00 ${n.quantiles['0.975']}, at 15:00 ${d.quantiles['0.975']}`);
     assert.ok(mean(d) > 3 * mean(n), `${protocol}: mean at 03:00 ${mean(n)}, at 15:00 ${mean(d)}`);
     for (const q of [...Object.values(n.quantiles), ...Object.values(d.quantiles)] as number[]) assert.ok(Number.isInteger(q) && q >= 0);

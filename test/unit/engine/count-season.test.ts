@@ -2,7 +2,7 @@ import { test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import { forecastSeries, InsufficientDataError, InvalidSeriesError } from '../../../src/engine';
 import { countSeason, hasCountCycle } from '../../../src/engine/models/count-season';
-import { AUTO_COUNT_SEASONAL_MODEL, keepsOwnIntervals } from '../../../src/engine/registry';
+import { AUTO_COUNT_SEASONAL_MODEL, COUNT_DEMAND_FLOOR, keepsOwnIntervals } from '../../../src/engine/registry';
 import { Rng } from '../../../src/engine/rng';
 import { IntegerSizeStep } from '../../../src/engine/models/croston-distribution';
 import { logGamma, regularizedBeta } from '../../../src/engine/math/special';
@@ -201,4 +201,16 @@ test('auto: low counts with a cycle go to the pool of count-season and count-poo
   assert.equal(flat.requestedModel, 'count-pool');
   // continuous data of the same shape never take the count route
   assert.notEqual(forecastSeries(y, { ...HOURLY, kind: 'continuous' }, { horizon: 48, confidence: false }).requestedModel, AUTO_COUNT_SEASONAL_MODEL);
+});
+
+// found by QA (engine 1.12.0): count-season's level smooths to 0 after a run of zeros, and the pool halved count-pool's floor
+test('auto on low counts with a cycle keeps the 3% demand floor after a run of zeros', () => {
+  const y = draw(5, 24 * 42, (t) => hourlyRate(t, 1)).concat(new Array(24 * 7).fill(0));
+  const f = forecastSeries(y, HOURLY, { horizon: 48, seed: 1, confidence: false });
+  assert.equal(f.requestedModel, AUTO_COUNT_SEASONAL_MODEL);
+  assert.match(f.model, /^count-cycle\(Seasonal counts\[24,168\], count-pool\(/);
+  for (const [k, step] of f.distribution.steps.entries()) {
+    assert.ok(1 - step.cdf(0) >= COUNT_DEMAND_FLOOR - 1e-12, `step ${k + 1}: P(>0) ${1 - step.cdf(0)}`);
+    assert.ok(step.quantile(0.975) >= 1, `step ${k + 1}: the 97.5% quantile is 0`);
+  }
 });
