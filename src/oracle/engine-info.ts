@@ -63,9 +63,12 @@ import type { SeriesInfo } from '../engine/types';
  * get their own laws (`AUTO_COUNT_SEASONAL_MODEL`, `registry.ts`); every benchmark figure
  * unchanged (no benchmark series is low counts of kind count with such a cycle). 1.12.1: that
  * route (`count-cycle`) keeps the 3% demand floor on the whole pool (found by QA: after a run of
- * zeros it fell to 1.5% and 95% intervals to [0, 0]).
+ * zeros it fell to 1.5% and 95% intervals to [0, 0]). 1.12.2: a count series' demand sizes too
+ * wide to tabulate are rescaled above 1 (`scaledEmpiricalSize`), so one wild value no longer turns
+ * the other demands into fractions rounded to 0 (found by QA: a 10^15 among counts of about 1 gave
+ * every quantile 0); every benchmark figure unchanged.
  */
-export const ENGINE_INFO = { name: 'forecast-engine', version: '1.12.1', runtime: `node ${process.versions.node}` } as const;
+export const ENGINE_INFO = { name: 'forecast-engine', version: '1.12.2', runtime: `node ${process.versions.node}` } as const;
 
 /**
  * Seasonal periods for an entity: its season length first, plus the longer cycle its frequency

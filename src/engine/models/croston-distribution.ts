@@ -87,9 +87,19 @@ export class IntegerSizeStep implements StepDistribution {
   }
 }
 
-/** The empirical law of positive sizes rescaled to a given mean (non-integer data). */
-export function scaledEmpiricalSize(sizes: ArrayLike<number>, mean: number): StepDistribution {
+/**
+ * The empirical law of positive sizes rescaled to a given mean: for non-integer data, and for
+ * counts whose size law is too wide to tabulate (`integerSizeFits`). Counts are rescaled above 1
+ * (1 + (v − 1)·f), so a demand stays at least 1. Why: rescaled as v·f, counts of about 1 beside
+ * one wild value (a 10^15 among hourly counts of 1; found by QA) became sizes of 0.001, which the
+ * count law rounds to 0 — every quantile 0, the demand floor undone, while the mean was 10^10.
+ */
+export function scaledEmpiricalSize(sizes: ArrayLike<number>, mean: number, integer = false): StepDistribution {
   const m = runningMean(sizes); // a sum of huge sizes would overflow
+  if (integer && m > 1 && mean >= 1) {
+    const f = (mean - 1) / (m - 1);
+    return new EmpiricalStep(Array.from(sizes, (v) => 1 + (v - 1) * f), mean);
+  }
   const f = m > 0 ? mean / m : 0;
   return new EmpiricalStep(Array.from(sizes, (v) => v * f), mean);
 }

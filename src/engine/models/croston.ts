@@ -198,7 +198,7 @@ function fitCroston(y: Series, _info: SeriesInfo, options: CrostonOptions = {}):
     const mu = Math.max(0, s.size - 1);
     const variance = sizes.length > 1 ? nanVariance(sizes) : 0;
     // huge counts: the rescaled empirical law, rounded by the facade's count law
-    sizeLaw = integer && integerSizeFits(mu, variance) ? new IntegerSizeStep(mu, variance) : scaledEmpiricalSize(sizes, s.size);
+    sizeLaw = integer && integerSizeFits(mu, variance) ? new IntegerSizeStep(mu, variance) : scaledEmpiricalSize(sizes, s.size, integer);
   }
   const step = new HurdleStep(sizes.length === 0 ? 0 : s.prob, sizeLaw);
   const fitted = new Float64Array(y.length).fill(NaN);

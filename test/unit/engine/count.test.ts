@@ -147,3 +147,17 @@ test('a count forecast computes a step’s mean only when it is read (found by Q
   assert.equal(pd.mean, pd.mean);
   assert.ok(Math.abs(one - 549) < 0.05, `mean ${one}`);
 });
+
+// found by QA (engine 1.12.0): one wild value made the other demands' sizes fractions the count law rounded to 0
+test('counts of about 1 beside one wild value keep demands of at least 1 (the size law too wide to tabulate)', () => {
+  const y = Array.from({ length: 24 * 42 }, (_, t) => [0, 1, 2, 0, 0, 3, 1][t % 7]);
+  y[500] = 1e15;
+  const f = forecastSeries(y, { period: 24, periods: [24, 168], kind: 'count' }, { horizon: 24, seed: 1, confidence: false });
+  assert.equal(f.requestedModel, 'count-pool');
+  for (const step of f.distribution.steps) {
+    // 4 periods in 7 see a demand: the law says so, and each demand is a whole count of at least 1
+    assert.ok(1 - step.cdf(0) > 0.3, `P(>0) ${1 - step.cdf(0)}`);
+    assert.ok(step.quantile(0.975) >= 1, `97.5% quantile ${step.quantile(0.975)}`);
+    assert.ok(Number.isInteger(step.quantile(0.5)));
+  }
+});
