@@ -66,9 +66,11 @@ import type { SeriesInfo } from '../engine/types';
  * zeros it fell to 1.5% and 95% intervals to [0, 0]). 1.12.2: a count series' demand sizes too
  * wide to tabulate are rescaled above 1 (`scaledEmpiricalSize`), so one wild value no longer turns
  * the other demands into fractions rounded to 0 (found by QA: a 10^15 among counts of about 1 gave
- * every quantile 0); every benchmark figure unchanged.
+ * every quantile 0); every benchmark figure unchanged. 1.12.3: counts beyond 2^53, forecast by
+ * continuous models, are still answered in whole counts (found by QA: quantiles of 1.0000000006 on
+ * a count axis, which the API promises integer).
  */
-export const ENGINE_INFO = { name: 'forecast-engine', version: '1.12.2', runtime: `node ${process.versions.node}` } as const;
+export const ENGINE_INFO = { name: 'forecast-engine', version: '1.12.3', runtime: `node ${process.versions.node}` } as const;
 
 /**
  * Seasonal periods for an entity: its season length first, plus the longer cycle its frequency
