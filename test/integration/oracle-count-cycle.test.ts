@@ -10,7 +10,7 @@ import { Rng } from '../../src/engine/rng';
 import { ok, rest } from '../helpers/dual';
 import { oracleQuery } from '../helpers/oracle-data';
 import { startTestService, type TestService } from '../helpers/service';
-import { poisson } from '../helpers/poisson';
+import { hourlyRate, poisson } from '../helpers/poisson';
 
 let t: TestService;
 let key: string;
@@ -18,8 +18,6 @@ let key: string;
 const HOURS = 24 * 42; // six weeks from a Monday, midnight UTC
 const START = Date.UTC(2025, 0, 6);
 const time = (i: number): string => new Date(START + i * 3_600_000).toISOString().replace('.000Z', 'Z');
-/** Events per hour: 0.17 at night, 2.7 mid-afternoon on weekdays, weekends at 60%. */
-const rate = (i: number): number => (0.15 + 2.2 * Math.max(0, Math.sin((Math.PI * ((i % 24) - 6)) / 14))) * (Math.floor(i / 24) % 7 >= 5 ? 0.6 : 1.15);
 
 /** The mean of the `errors` axis (REST names the field `axes_resolved`, gRPC's stubs `axesResolved`). */
 const mean = (f: { axes_resolved?: Record<string, number>; axesResolved?: Record<string, number> }): number => (f.axes_resolved ?? f.axesResolved)!.errors;
@@ -28,7 +26,7 @@ beforeAll(async () => {
   t = await startTestService();
   ({ key } = await t.account('enterprise'));
   const rng = new Rng(11);
-  for (const [entity, shape] of [['server:errors', rate], ['server:flat', () => 1]] as const) {
+  for (const [entity, shape] of [['server:errors', (i: number) => hourlyRate(i)], ['server:flat', () => 1]] as const) {
     await ok(rest(t, key, { method: 'POST', path: '/v1/entities', body: { entity, frequency: 'PT1H', axes: [{ name: 'errors', kind: 'count' }] } }));
     const observations = Array.from({ length: HOURS }, (_, i) => ({ axis: 'errors', time: time(i), value: poisson(rng, shape(i)) }));
     await ok(rest(t, key, { method: 'POST', path: `/v1/entities/${entity}/observations`, body: { observations } }));

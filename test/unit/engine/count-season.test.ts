@@ -6,14 +6,7 @@ import { AUTO_COUNT_SEASONAL_MODEL, COUNT_DEMAND_FLOOR, keepsOwnIntervals } from
 import { Rng } from '../../../src/engine/rng';
 import { IntegerSizeStep } from '../../../src/engine/models/croston-distribution';
 import { logGamma, regularizedBeta } from '../../../src/engine/math/special';
-import { poisson } from '../../helpers/poisson';
-
-/** Events per hour: quiet nights, a busy afternoon, weekends at 60% (the shape QA found the count route blind to). */
-function hourlyRate(t: number, level: number): number {
-  const hour = t % 24;
-  const weekend = Math.floor(t / 24) % 7 >= 5;
-  return level * (0.15 + 2.2 * Math.max(0, Math.sin((Math.PI * (hour - 6)) / 14))) * (weekend ? 0.6 : 1.15);
-}
+import { hourlyRate, poisson } from '../../helpers/poisson';
 
 const HOURLY = { period: 24, periods: [24, 168], kind: 'count' } as const;
 
