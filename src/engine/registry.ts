@@ -206,8 +206,7 @@ export function withPeriod(family: ModelFamily, p: number, name: string): ModelF
  *   Earlier: theta@52+dotm@52+ets-fast 0.828 / 17.70 / 96.9% at 0.10 s; on all the history
  *   instead of 10 years 0.759 / 16.4 uncalibrated; fitted to differences 0.767; autoreg+dotm@52
  *   0.767. With a global scale on the uncalibrated `autoreg-raw` intervals the best MSIS was
- *   16.11 (at 92.8% coverage): the per-series factor is what gets below 16.2; from 3 to under 5
- *   years the pair with ETS (`AUTO_FEW_CYCLES_MODEL`, engine 1.13.0);
+ *   16.11 (at 92.8% coverage): the per-series factor is what gets below 16.2;
  * - otherwise (yearly/quarterly/monthly/other): Theta + DOTM + ETS, quantile-averaged
  *   (M3 sMAPE 12.40 without calibration; Theta 12.79, DOTM 12.58, ETS 13.25, theta+dotm 12.54,
  *   dotm+ets 12.49; adding ARIMA did not help on the monthly subset at 8× the time).
@@ -248,35 +247,18 @@ export const AUTO_LONG_CYCLE_MODEL = 'mstl+mstl-ets';
 
 /**
  * `auto` for series whose one seasonal period is given only in `periods` (weekly data; see
- * `AUTO_MODEL`), also when the series is too short for that period (the AR then uses short lags);
- * from 3 to under `FEW_CYCLES` cycles `AUTO_FEW_CYCLES_MODEL`.
+ * `AUTO_MODEL`), also when the series is too short for that period (the AR then uses short lags).
+ * Engine 1.13.0 averaged it with ETS (ETS half) for 3 to under 5 yearly cycles, adopted on M4
+ * weekly's training parts (two unseen years: MASE −24% to +0.8%, MSIS −8 to −42%); 1.13.1 withdrew
+ * it: the ETS member is non-seasonal here (the year is given only in `periods`) and halved the
+ * yearly swing of clearly seasonal series (QA, known truth: CRPS ×1.4–5.3 on sine, multiplicative and
+ * signed seasonal shapes), which M4 weekly, mostly trends and shocks, does not show. With MSTL + ETS
+ * as the half instead (R's stlf: the cycle kept), the next rule (two more unseen years, QA's ten shapes
+ * on new seeds) passed on M4 (every cell better, MASE −3 to −13%) and on nine shapes, but not on a
+ * multiplicative cycle on a trend (CRPS ×1.15, ×1.41 in one cell: an additive decomposition):
+ * not adopted. Figures: README, "Weekly histories of 2–7 years".
  */
 export const AUTO_EXTRA_PERIOD_MODEL = 'autoreg+autoreg-raw';
-
-/**
- * `auto` where `AUTO_EXTRA_PERIOD_MODEL` would answer but the one cycle was seen only 3 to under
- * `FEW_CYCLES` times (weekly data of 156–259 weeks): the same AR pair quantile-averaged with ETS,
- * ETS half (`ets` takes the series as non-seasonal, since the year is given only in `periods`; no
- * calibration prior: the series' own backtest calibrates). Why: on such histories the AR pair,
- * with its yearly lags from 3 cycles on, covered 74–94% of the next 13 or 52 weeks and its MASE
- * was 5–34% worse than ETS's (M4 weekly's training parts, the 52 weeks of one year forecast from a
- * history cut to N weeks, `forecast evaluate --history N`). Adopted by a rule written before
- * scoring (round 27): judged on two years never scored by any earlier round (the training parts'
- * 52 weeks 8 and 9 years before their end; 249 and 248 series with 120+ weeks before them), N =
- * 156 / 208 / 240 × 13 and 52 weeks ahead: in all 12 cells MASE within 1% (−24 to +0.8%), sMAPE −8
- * to −24%, MSIS −8 to −42%, coverage 57–84% → 71–91% (those years held a shock the base missed);
- * geometric means MASE 0.891, sMAPE 0.847, MSIS 0.811. On M4 weekly's test year one series has such
- * a history: OWA 0.733 → 0.729. The same candidate failed two earlier rules by single cells: for 3
- * to under 7 cycles, 32 cells, MASE better in all but sMAPE +2.4 to +4.4% in three cells at 260–312
- * weeks and MSIS +5.5% in one (hence `FEW_CYCLES` 5); for 3 to under 5 cycles on two other unseen
- * years, MSIS +3.9% in one cell whose coverage rose from 89% to 94% (the issue's bar asks MSIS not
- * to worsen only where coverage was already in 93–97%, round 27's rule; that rule was set after
- * this cell was seen, which is why only unseen years judged it).
- */
-export const AUTO_FEW_CYCLES_MODEL = 'autoreg+autoreg-raw+ets*2';
-
-/** Cycles (of the one usable period) from which `AUTO_EXTRA_PERIOD_MODEL` answers alone (see `AUTO_FEW_CYCLES_MODEL`). */
-export const FEW_CYCLES = 5;
 
 /**
  * True when every model in `name` (a plain name or an `a+b`, `mix:a+b`, `select:a/b` form) is of
@@ -583,8 +565,7 @@ export function autoModelName(y: ArrayLike<number>, info: SeriesInfo): string {
     // MSTL keeps a period only with more than two cycles (`decompose/mstl.ts`; found by QA: exactly 2 dropped it)
     if (n > 2 * info.period) return AUTO_LONG_CYCLE_MODEL;
   }
-  // weekly data: the AR pair, with ETS while the year has been seen under `FEW_CYCLES` times
-  if (usable.length === 1 && usable[0] !== info.period) return n < FEW_CYCLES * usable[0] ? AUTO_FEW_CYCLES_MODEL : AUTO_EXTRA_PERIOD_MODEL;
+  if (usable.length === 1 && usable[0] !== info.period) return AUTO_EXTRA_PERIOD_MODEL;
   // a longer cycle declared for non-seasonal data, but under 3 cycles long: the AR on short lags
   if (usable.length === 0 && info.period === 1 && (info.periods ?? []).some((p) => p > 1)) return AUTO_EXTRA_PERIOD_MODEL;
   if (info.period === 1 && n >= LONG_SERIES) return AUTO_LONG_NONSEASONAL_MODEL;
