@@ -15,6 +15,7 @@ import { mstl as mstlDecompose } from '../decompose/mstl';
 import { InsufficientDataError } from '../errors';
 import { countFinite } from '../math/stats';
 import type { Fitted, ModelFamily, PredictiveDistribution, Series, SeriesInfo, StepDistribution } from '../types';
+import { expForecast } from './autoreg/exp-step';
 import { checkFinite } from './naive';
 import { theta } from './theta';
 
@@ -30,6 +31,12 @@ export interface MstlModelOptions {
   readonly iterate?: number;
   /** Seasonal STL windows, default 11, 15, ... (R). */
   readonly sWindow?: number | readonly number[];
+  /**
+   * Decompose and model log y when every observed value is positive (a cycle whose swing scales
+   * with the level; R's `stlf(lambda = 0)`), the forecast mapped back by exp (quantiles exactly,
+   * point forecast = median, as the AR in logs); series with a value ≤ 0 stay on their own scale.
+   */
+  readonly log?: boolean;
 }
 
 /** `base` shifted by a constant. */
@@ -79,22 +86,26 @@ function fitMstl(y: Series, info: SeriesInfo, options: MstlModelOptions = {}): F
   const need = Math.max(2, inner.minObservations(innerInfo, innerOptions));
   if (have < need) throw new InsufficientDataError(have, need, 'MSTL');
   const n = y.length;
+  let useLog = options.log === true;
+  for (let t = 0; t < n && useLog; t++) if (y[t] <= 0) useLog = false;
+  const x = useLog ? Float64Array.from(y, Math.log) : y;
   const requested = periodsFor(info, options);
-  const dec = mstlDecompose(y, requested, { iterate: options.iterate, sWindow: options.sWindow });
+  const dec = mstlDecompose(x, requested, { iterate: options.iterate, sWindow: options.sWindow });
   const warnings: string[] = [];
   const dropped = requested.filter((p) => !dec.periods.includes(Math.round(p)));
   if (dropped.length > 0) warnings.push(`periods ${dropped.join(', ')} dropped: fewer than two full cycles`);
   // As R: the adjusted series keeps the original gaps, for the inner model to handle.
-  const adjusted = Float64Array.from(dec.adjusted, (v, t) => (Number.isFinite(y[t]) ? v : NaN));
+  const adjusted = Float64Array.from(dec.adjusted, (v, t) => (Number.isFinite(x[t]) ? v : NaN));
   const innerFit = inner.fit(adjusted, innerInfo, innerOptions);
   for (const w of innerFit.warnings) warnings.push(`inner: ${w}`);
   const seasonalTotal = new Float64Array(n);
   for (const s of dec.seasonals) for (let t = 0; t < n; t++) seasonalTotal[t] += s[t];
-  const fitted = innerFit.fitted ? Float64Array.from(innerFit.fitted, (v, t) => v + seasonalTotal[t]) : undefined;
-  const name = `MSTL(${innerFit.model})`;
+  const back = (v: number): number => (useLog ? Math.exp(v) : v);
+  const fitted = innerFit.fitted ? Float64Array.from(innerFit.fitted, (v, t) => back(v + seasonalTotal[t])) : undefined;
+  const name = `MSTL(${innerFit.model})${useLog ? '[log]' : ''}`;
   return {
     model: name,
-    params: { periods: [...dec.periods], inner: innerFit.model, innerParams: innerFit.params },
+    params: { periods: [...dec.periods], inner: innerFit.model, innerParams: innerFit.params, log: useLog },
     nobs: have,
     fitted,
     warnings,
@@ -104,7 +115,8 @@ function fitMstl(y: Series, info: SeriesInfo, options: MstlModelOptions = {}): F
         const p = dec.periods[i];
         for (let k = 0; k < h; k++) offset[k] += s[n - p + (k % p)];
       });
-      return shiftForecast(innerFit.forecast(h), offset, name);
+      const shifted = shiftForecast(innerFit.forecast(h), offset, name);
+      return useLog ? expForecast(shifted) : shifted;
     },
     // With an inner model that selects (ETS, ARIMA), backtests refit its chosen structure.
     refit: innerFit.refit

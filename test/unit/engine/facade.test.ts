@@ -1,7 +1,7 @@
 import { test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import { forecastSeries, InsufficientDataError, InvalidSeriesError, observationsNeeded, UnknownModelError } from '../../../src/engine/index';
-import { AUTO_COUNT_INTERMITTENT_MODEL, AUTO_EXTRA_PERIOD_MODEL, AUTO_INTERMITTENT_MODEL, AUTO_LONG_NONSEASONAL_MODEL, AUTO_MODEL, AUTO_MULTI_SEASONAL_MODEL, LONG_SERIES, LOW_COUNT_MEAN, isIntermittent } from '../../../src/engine/registry';
+import { AUTO_COUNT_INTERMITTENT_MODEL, AUTO_EXTRA_PERIOD_MODEL, AUTO_FEW_CYCLES_MODEL, FEW_CYCLES, AUTO_INTERMITTENT_MODEL, AUTO_LONG_NONSEASONAL_MODEL, AUTO_MODEL, AUTO_MULTI_SEASONAL_MODEL, LONG_SERIES, LOW_COUNT_MEAN, isIntermittent } from '../../../src/engine/registry';
 import { Rng } from '../../../src/engine/rng';
 
 function seasonal(n: number, seed: number): Float64Array {
@@ -149,13 +149,22 @@ test('auto routes by series shape: intermittent → Croston family, several peri
   assert.equal(r2.requestedModel, AUTO_MULTI_SEASONAL_MODEL);
   assert.match(r2.model, /AR\(1,2,3,23,24,25,167,168,169\)\[log\]/);
   const weekly = Array.from({ length: 52 * 4 }, (_, t) => 100 + 20 * Math.sin((2 * Math.PI * t) / 52) + rng.normal());
+  // 3 to under 5 years: the AR pair with MSTL + ETS in logs (half the weight), the cycle in both
   const r3 = forecastSeries(weekly, { period: 1, periods: [52] }, { horizon: 13, confidence: false });
-  assert.equal(r3.requestedModel, AUTO_EXTRA_PERIOD_MODEL);
+  assert.equal(r3.requestedModel, AUTO_FEW_CYCLES_MODEL);
+  assert.match(r3.model, /AR\(1,2,3,51,52,53\)\[log\].*MSTL\(ETS\(.*\)\)\[log\]/);
   assert.ok(Math.abs(r3.distribution.mean[0] - weekly[weekly.length - 52]) < 8, 'the annual cycle is used');
   // the whole yearly swing, not half of it (found by QA in engine 1.13.0, whose non-seasonal ETS half
   // flattened 3–5-year weekly histories: the forecast mean's range over a year 21 where the cycle's is 40)
   const year = forecastSeries(weekly, { period: 1, periods: [52] }, { horizon: 52, confidence: false }).distribution.mean;
   assert.ok(Math.max(...year) - Math.min(...year) > 32, `range of the mean over a year ${Math.max(...year) - Math.min(...year)}`);
+  assert.equal(forecastSeries(weekly.slice(-156), { period: 1, periods: [52] }, { horizon: 13, confidence: false }).requestedModel, AUTO_FEW_CYCLES_MODEL);
+  // from 5 years the AR pair alone
+  const six = Array.from({ length: 52 * 6 }, (_, t) => 100 + 20 * Math.sin((2 * Math.PI * t) / 52) + 3 * Math.sin(1.7 * t));
+  assert.equal(forecastSeries(six.slice(-(52 * FEW_CYCLES - 1)), { period: 1, periods: [52] }, { horizon: 13, confidence: false }).requestedModel, AUTO_FEW_CYCLES_MODEL);
+  const r3b = forecastSeries(six.slice(-52 * FEW_CYCLES), { period: 1, periods: [52] }, { horizon: 13, confidence: false });
+  assert.equal(r3b.requestedModel, AUTO_EXTRA_PERIOD_MODEL);
+  assert.ok(Math.abs(r3b.distribution.mean[0] - six[six.length - 52]) < 8, 'the annual cycle is used');
   // under 3 years: still the AR pair, on short lags only
   const short = weekly.slice(-100);
   const r4 = forecastSeries(short, { period: 1, periods: [52] }, { horizon: 13, confidence: false });

@@ -55,3 +55,29 @@ test('mstl edge cases: too short for a period, gaps, no period, custom inner', (
   assert.ok(std.mean.every(Number.isFinite));
   assert.equal(mstl.minObservations({ period: 24 }), 5);
 });
+
+test('mstl in logs: a cycle whose swing grows with the level keeps growing; values ≤ 0 stay on their own scale', () => {
+  // weekly data, a yearly cycle of ±30% on a rising level (found by QA in round 29: MSTL on the raw scale
+  // forecast the swing of the last years' average level, CRPS ×1.15 against the AR pair)
+  const y = Array.from({ length: 52 * 4 }, (_, t) => (200 + 2 * t) * (1 + 0.3 * Math.sin((2 * Math.PI * t) / 52)) * (1 + 0.01 * Math.sin(1.7 * t)));
+  const info = { period: 1, periods: [52] };
+  const swing = (v: ArrayLike<number>): number => Math.max(...Array.from(v)) - Math.min(...Array.from(v));
+  const fit = mstl.fit(y, info, { log: true });
+  assert.equal(fit.params.log, true);
+  const f = fit.forecast(52);
+  assert.ok(f.model.endsWith('[log]'), f.model);
+  const last = swing(y.slice(-52));
+  assert.ok(swing(f.mean) > last, `next year's swing ${swing(f.mean)} against the last year's ${last}`);
+  assert.ok(swing(mstl.fit(y, info).forecast(52).mean) < last, 'on the raw scale the swing does not grow');
+  for (const s of f.steps) {
+    assert.ok(s.quantile(0.025) > 0 && s.quantile(0.025) < s.quantile(0.5) && s.quantile(0.5) < s.quantile(0.975));
+    assert.ok(Math.abs(s.cdf(s.quantile(0.9)) - 0.9) < 1e-9);
+  }
+  assert.deepEqual(f.samplePaths(3, 5), f.samplePaths(3, 5));
+  assert.ok(Array.from(fit.fitted ?? []).some(Number.isFinite));
+  // a value ≤ 0 anywhere: the raw scale, as without the option
+  const signed = y.map((v, t) => (t === 10 ? 0 : v));
+  const raw = mstl.fit(signed, info, { log: true });
+  assert.equal(raw.params.log, false);
+  assert.deepEqual(Array.from(raw.forecast(13).mean), Array.from(mstl.fit(signed, info).forecast(13).mean));
+});

@@ -4,7 +4,7 @@
  * (`biasadj = FALSE`, Hyndman & Athanasopoulos, FPP3 §5.6). Why not the mean: point forecasts are
  * judged by absolute errors (MASE, sMAPE), for which the median is the optimal point.
  */
-import type { StepDistribution } from '../../types';
+import type { PredictiveDistribution, StepDistribution } from '../../types';
 
 /** exp(X) for a step X given on the log scale. */
 export class ExpStep implements StepDistribution {
@@ -18,4 +18,16 @@ export class ExpStep implements StepDistribution {
   cdf(x: number): number {
     return x <= 0 ? 0 : this.base.cdf(Math.log(x));
   }
+}
+
+/** A forecast on the log scale mapped back by exp (quantiles and paths exactly; `mean` = median). */
+export function expForecast(pd: PredictiveDistribution, model = pd.model): PredictiveDistribution {
+  const steps: StepDistribution[] = pd.steps.map((s) => new ExpStep(s));
+  return {
+    model,
+    mean: Float64Array.from(steps, (s) => s.mean),
+    steps,
+    intervalMethod: pd.intervalMethod,
+    samplePaths: (n: number, seed: number) => pd.samplePaths(n, seed).map((p) => p.map(Math.exp)),
+  };
 }

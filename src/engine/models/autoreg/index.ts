@@ -17,13 +17,13 @@
 import { seasonalPeriods } from '../../periods';
 import { InsufficientDataError } from '../../errors';
 import { countFinite, isConstant, lastFiniteIndex, nanSd } from '../../math/stats';
-import type { Fitted, ModelFamily, PredictiveDistribution, Series, SeriesInfo, StepDistribution } from '../../types';
+import type { Fitted, ModelFamily, PredictiveDistribution, Series, SeriesInfo } from '../../types';
 import { checkFinite } from '../naive';
 import { dropLeading, linearGaussianForecast } from '../naive-forecast';
 import { arPsi, dominantGrowth, fitSubsetAr, forecastSubsetAr, type ArFit } from './fit';
 import { autoregLags, type LagOptions } from './lags';
 import { filledRegressorSd, GapFill } from './filled';
-import { ExpStep } from './exp-step';
+import { expForecast } from './exp-step';
 
 /** Options of the `autoreg` family. */
 export interface AutoregOptions extends LagOptions {
@@ -309,18 +309,6 @@ function stabilityCheck(x: Float64Array, lags: readonly number[], back: (v: numb
   const steps = Math.max(2 * lags[lags.length - 1], 48);
   const inside = (v: number) => v >= lo - 2 * width && v <= hi + 2 * width && back(v) >= loY - widthY && back(v) <= hiY + widthY;
   return (fit, horizon) => withinHorizon(fit, horizon) && forecastSubsetAr(fit, x, Math.max(steps, horizon)).every(inside);
-}
-
-/** A forecast on the log scale mapped back by exp (quantiles and paths exactly; `mean` = median). */
-function expForecast(pd: PredictiveDistribution): PredictiveDistribution {
-  const steps: StepDistribution[] = pd.steps.map((s) => new ExpStep(s));
-  return {
-    model: pd.model,
-    mean: Float64Array.from(steps, (s) => s.mean),
-    steps,
-    intervalMethod: pd.intervalMethod,
-    samplePaths: (n: number, seed: number) => pd.samplePaths(n, seed).map((p) => p.map(Math.exp)),
-  };
 }
 
 /** The seasonal autoregression family (`autoreg`). */
