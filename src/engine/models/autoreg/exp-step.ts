@@ -21,10 +21,10 @@ export class ExpStep implements StepDistribution {
 }
 
 /** A forecast on the log scale mapped back by exp (quantiles and paths exactly; `mean` = median). */
-export function expForecast(pd: PredictiveDistribution, model = pd.model): PredictiveDistribution {
+export function expForecast(pd: PredictiveDistribution): PredictiveDistribution {
   const steps: StepDistribution[] = pd.steps.map((s) => new ExpStep(s));
   return {
-    model,
+    model: pd.model,
     mean: Float64Array.from(steps, (s) => s.mean),
     steps,
     intervalMethod: pd.intervalMethod,
