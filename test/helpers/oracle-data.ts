@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { OracleServiceClient, type QueryRequest } from '../../gen/forecast/v1/oracle_service.pb';
 import { grpcCall, rest, type Outcome } from './dual';
 import type { TestService } from './service';
+import type { Frequency } from '../../src/entities/frequency';
 
 export const DAY = 86_400_000;
 /** First observation of the test series: a Monday. */
@@ -16,13 +17,30 @@ export function dayTime(i: number): string {
   return new Date(START + i * DAY).toISOString().replace('.000Z', 'Z');
 }
 
-/** Create a daily entity with one `demand` axis and ingest `days` values of `value(i)`. */
-export async function dailyEntity(t: TestService, key: string, entity: string, value: (i: number) => number, days = 120): Promise<void> {
-  const created = await rest(t, key, { method: 'POST', path: '/v1/entities', body: { entity, frequency: 'P1D', axes: [{ name: 'demand' }] } });
+/** One axis of a test entity: its name and kind, its grid step (ms) and `n` values of `value(i)` from `START`. */
+export interface SeriesSpec {
+  readonly frequency: Frequency;
+  readonly axis: string;
+  readonly kind?: 'continuous' | 'count';
+  readonly step: number;
+  readonly n: number;
+  readonly value: (i: number) => number;
+}
+
+/** Create an entity with one axis and ingest its values (`SeriesSpec`), through REST. */
+export async function seriesEntity(t: TestService, key: string, entity: string, spec: SeriesSpec): Promise<void> {
+  const axis = spec.kind ? { name: spec.axis, kind: spec.kind } : { name: spec.axis };
+  const created = await rest(t, key, { method: 'POST', path: '/v1/entities', body: { entity, frequency: spec.frequency, axes: [axis] } });
   assert.equal(created.code, 'ok', created.message);
-  const observations = Array.from({ length: days }, (_, i) => ({ axis: 'demand', time: dayTime(i), value: value(i) }));
+  const time = (i: number): string => new Date(START + i * spec.step).toISOString().replace('.000Z', 'Z');
+  const observations = Array.from({ length: spec.n }, (_, i) => ({ axis: spec.axis, time: time(i), value: spec.value(i) }));
   const ingested = await rest(t, key, { method: 'POST', path: `/v1/entities/${entity}/observations`, body: { observations } });
   assert.equal(ingested.code, 'ok', ingested.message);
+}
+
+/** Create a daily entity with one `demand` axis and ingest `days` values of `value(i)`. */
+export function dailyEntity(t: TestService, key: string, entity: string, value: (i: number) => number, days = 120): Promise<void> {
+  return seriesEntity(t, key, entity, { frequency: 'P1D', axis: 'demand', step: DAY, n: days, value });
 }
 
 /** A weekly pattern with a little deterministic wiggle. */

@@ -7,8 +7,7 @@
 import { afterAll, beforeAll, test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import { Rng } from '../../src/engine/rng';
-import { ok, rest } from '../helpers/dual';
-import { oracleQuery } from '../helpers/oracle-data';
+import { oracleQuery, seriesEntity } from '../helpers/oracle-data';
 import { startTestService, type TestService } from '../helpers/service';
 import { hourlyRate, poisson } from '../helpers/poisson';
 
@@ -16,8 +15,6 @@ let t: TestService;
 let key: string;
 
 const HOURS = 24 * 42; // six weeks from a Monday, midnight UTC
-const START = Date.UTC(2025, 0, 6);
-const time = (i: number): string => new Date(START + i * 3_600_000).toISOString().replace('.000Z', 'Z');
 
 /** The mean of the `errors` axis (REST names the field `axes_resolved`, gRPC's stubs `axesResolved`). */
 const mean = (f: { axes_resolved?: Record<string, number>; axesResolved?: Record<string, number> }): number => (f.axes_resolved ?? f.axesResolved)!.errors;
@@ -27,9 +24,7 @@ beforeAll(async () => {
   ({ key } = await t.account('enterprise'));
   const rng = new Rng(11);
   for (const [entity, shape] of [['server:errors', (i: number) => hourlyRate(i)], ['server:flat', () => 1]] as const) {
-    await ok(rest(t, key, { method: 'POST', path: '/v1/entities', body: { entity, frequency: 'PT1H', axes: [{ name: 'errors', kind: 'count' }] } }));
-    const observations = Array.from({ length: HOURS }, (_, i) => ({ axis: 'errors', time: time(i), value: poisson(rng, shape(i)) }));
-    await ok(rest(t, key, { method: 'POST', path: `/v1/entities/${entity}/observations`, body: { observations } }));
+    await seriesEntity(t, key, entity, { frequency: 'PT1H', axis: 'errors', kind: 'count', step: 3_600_000, n: HOURS, value: (i) => poisson(rng, shape(i)) });
   }
 });
 afterAll(() => t.close());

@@ -8,25 +8,20 @@
  */
 import { afterAll, beforeAll, test } from '@jest/globals';
 import assert from 'node:assert/strict';
-import { ok, rest } from '../helpers/dual';
-import { oracleQuery } from '../helpers/oracle-data';
+import { oracleQuery, seriesEntity } from '../helpers/oracle-data';
 import { startTestService, type TestService } from '../helpers/service';
 
 let t: TestService;
 let key: string;
 
 const HOURS = 24 * 42;
-const START = Date.UTC(2025, 0, 6);
-const time = (i: number): string => new Date(START + i * 3_600_000).toISOString().replace('.000Z', 'Z');
 const WILD = { 'server:wild': 1e15, 'server:beyond': 2 ** 53 + 2 } as const;
 
 beforeAll(async () => {
   t = await startTestService();
   ({ key } = await t.account('enterprise'));
   for (const [entity, wild] of Object.entries(WILD)) {
-    await ok(rest(t, key, { method: 'POST', path: '/v1/entities', body: { entity, frequency: 'PT1H', axes: [{ name: 'errors', kind: 'count' }] } }));
-    const observations = Array.from({ length: HOURS }, (_, i) => ({ axis: 'errors', time: time(i), value: i === 500 ? wild : [0, 1, 2, 0, 0, 3, 1][i % 7] }));
-    await ok(rest(t, key, { method: 'POST', path: `/v1/entities/${entity}/observations`, body: { observations } }));
+    await seriesEntity(t, key, entity, { frequency: 'PT1H', axis: 'errors', kind: 'count', step: 3_600_000, n: HOURS, value: (i) => (i === 500 ? wild : [0, 1, 2, 0, 0, 3, 1][i % 7]) });
   }
 });
 afterAll(() => t.close());

@@ -6,16 +6,13 @@
  */
 import { afterAll, beforeAll, test } from '@jest/globals';
 import assert from 'node:assert/strict';
-import { ok, rest } from '../helpers/dual';
-import { oracleQuery } from '../helpers/oracle-data';
+import { DAY, oracleQuery, seriesEntity } from '../helpers/oracle-data';
 import { startTestService, type TestService } from '../helpers/service';
 
 let t: TestService;
 let key: string;
 
 const WEEKS = 52 * 4;
-const START = Date.UTC(2021, 0, 4); // a Monday
-const time = (i: number): string => new Date(START + i * 7 * 86_400_000).toISOString().replace('.000Z', 'Z');
 /** A yearly cycle of ±30% around 200, peaking 13 weeks into the year, with a little deterministic noise. */
 const sales = (i: number): number => Math.round(200 * (1 + 0.3 * Math.sin((2 * Math.PI * i) / 52)) + 4 * Math.sin(1.7 * i));
 
@@ -25,9 +22,7 @@ const mean = (f: { axes_resolved?: Record<string, number>; axesResolved?: Record
 beforeAll(async () => {
   t = await startTestService();
   ({ key } = await t.account('enterprise'));
-  await ok(rest(t, key, { method: 'POST', path: '/v1/entities', body: { entity: 'store:weekly', frequency: 'P1W', axes: [{ name: 'sales' }] } }));
-  const observations = Array.from({ length: WEEKS }, (_, i) => ({ axis: 'sales', time: time(i), value: sales(i) }));
-  await ok(rest(t, key, { method: 'POST', path: '/v1/entities/store:weekly/observations', body: { observations } }));
+  await seriesEntity(t, key, 'store:weekly', { frequency: 'P1W', axis: 'sales', step: 7 * DAY, n: WEEKS, value: sales });
 });
 afterAll(() => t.close());
 
