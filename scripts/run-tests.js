@@ -47,7 +47,9 @@ function listTests(extra) {
 /**
  * Longest a pass may run (minutes; `TEST_PASS_MINUTES` overrides): a pass takes about 5 here.
  * Why: a pass once hung with its last two files in idle workers, past every jest timeout; without
- * a limit it would hold CI until CI's own 90 minutes ran out, saying nothing.
+ * a limit it would hold CI until CI's own 90 minutes ran out, saying nothing. (Its cause, found
+ * when it recurred: a Node 20 deadlock exporting a new Ed25519 key as a JWK, a worker's main thread
+ * blocked for good; fixed in `src/manifests/signing-keys.ts`. The limit stays for anything else.)
  */
 const PASS_MINUTES = Number(process.env.TEST_PASS_MINUTES ?? 30);
 

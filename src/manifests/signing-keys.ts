@@ -34,6 +34,27 @@ export interface PublicJwk {
   readonly use: 'sig';
 }
 
+/** The DER prefix of an Ed25519 public key in SubjectPublicKeyInfo form (RFC 8410): the raw 32 bytes follow it. */
+const ED25519_SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
+
+/**
+ * A new Ed25519 key pair: the public key's raw bytes in base64url (the JWK's `x`) and the private
+ * key in PKCS #8 DER. Why not `publicKey.export({ format: 'jwk' })`: on Node 20 (20.20.2 here) it
+ * can deadlock the process for good — the JWK export holds the key's mutex while it allocates, a
+ * garbage collection then finalizes the key-generation job that shares that key, and its
+ * destructor waits for the same mutex (found in CI: a test worker blocked at 0% CPU for 16
+ * minutes; gdb showed `~KeyGenJob` under `ExportJWKEdKey`; a loop of generate-and-export with a
+ * 1 MB young generation hangs within a second). The DER export does not hold the lock so.
+ */
+export function newSigningKeyPair(): { x: string; pkcs8: Buffer } {
+  const { publicKey, privateKey } = generateKeyPairSync('ed25519');
+  const spki = publicKey.export({ format: 'der', type: 'spki' });
+  if (spki.length !== ED25519_SPKI_PREFIX.length + 32 || !spki.subarray(0, ED25519_SPKI_PREFIX.length).equals(ED25519_SPKI_PREFIX)) {
+    throw new Error('unexpected Ed25519 public key encoding');
+  }
+  return { x: spki.subarray(ED25519_SPKI_PREFIX.length).toString('base64url'), pkcs8: privateKey.export({ format: 'der', type: 'pkcs8' }) };
+}
+
 /** The JWK of a signing key. */
 export function jwkOf(key: SigningKeyInfo): PublicJwk {
   return { kty: 'OKP', crv: 'Ed25519', x: key.publicKey, kid: key.keyId, alg: 'Ed25519', use: 'sig' };
@@ -125,11 +146,10 @@ export class SigningKeyStore {
 
   /** Store a new key pair as `generation`; with `ifFirst`, only if that generation is still free. */
   private async insert(generation: number, ifFirst = false): Promise<SigningKeyInfo> {
-    const { publicKey, privateKey } = generateKeyPairSync('ed25519');
+    const { x, pkcs8 } = newSigningKeyPair();
     const keyId = newId('sigkey', this.clock);
-    const x = publicKey.export({ format: 'jwk' }).x!;
     const createTime = this.clock.now();
-    const sealed = this.secrets.seal(privateKey.export({ format: 'der', type: 'pkcs8' }), sealContext(keyId));
+    const sealed = this.secrets.seal(pkcs8, sealContext(keyId));
     let insert = this.database.db.insertInto('signing_keys').values({ key_id: keyId, generation, public_key: x, private_key: sealed, create_time: createTime });
     if (ifFirst) insert = insert.onConflict((oc) => oc.column('generation').doNothing());
     await insert.execute();

@@ -5,9 +5,12 @@
  */
 import { afterAll, beforeAll, test } from '@jest/globals';
 import assert from 'node:assert/strict';
-import { createPublicKey, verify } from 'node:crypto';
+import { execFile } from 'node:child_process';
+import { createPrivateKey, createPublicKey, verify } from 'node:crypto';
+import { join } from 'node:path';
 import { ManualClock } from '../../../src/clock';
-import { jwkOf, SigningKeyStore } from '../../../src/manifests/signing-keys';
+import { jwkOf, newSigningKeyPair, SigningKeyStore } from '../../../src/manifests/signing-keys';
+import { REPO_ROOT } from '../../helpers/files';
 import { SecretBoxError } from '../../../src/store/secret-box';
 import { signingFixture, type SigningFixture } from './fixture';
 
@@ -53,3 +56,27 @@ test('private keys are sealed at rest and bound to their key id', async () => {
   const fresh = new SigningKeyStore(f.database, f.box, new ManualClock());
   await assert.rejects(fresh.signWith(rows[1].key_id, Buffer.from('x')), SecretBoxError);
 });
+
+test('a new key pair: x is the raw public key of the PKCS #8 private key, as its JWK says', () => {
+  const { x, pkcs8 } = newSigningKeyPair();
+  const jwk = createPublicKey(createPrivateKey({ key: pkcs8, format: 'der', type: 'pkcs8' })).export({ format: 'jwk' });
+  assert.equal(x, jwk.x);
+  assert.equal(Buffer.from(x, 'base64url').length, 32);
+});
+
+// found in CI (a test worker blocked for good): on Node 20 exporting a freshly generated Ed25519 key as a
+// JWK can deadlock when a garbage collection finalizes its generation job mid-export. The compiled code
+// (make test builds first) in a child with a 1 MB young generation, so that collections are constant;
+// before the fix the loop hung within a second and the child was killed at the time limit.
+test('generating key pairs under constant garbage collection never hangs the process', async () => {
+  const module = join(REPO_ROOT, 'dist', 'src', 'manifests', 'signing-keys.js');
+  const script = `const { newSigningKeyPair } = require(${JSON.stringify(module)}); let junk = [];
+for (let i = 0; i < 20000; i++) { newSigningKeyPair(); junk.push(new Array(50).fill({ i })); if (junk.length > 200) junk = []; }
+process.stdout.write('done');`;
+  const out = await new Promise<string>((resolve, reject) =>
+    execFile(process.execPath, ['--max-semi-space-size=1', '-e', script], { timeout: 60_000, killSignal: 'SIGKILL' }, (error, stdout) =>
+      error ? reject(new Error(`the child did not finish: ${error.message}`)) : resolve(stdout),
+    ),
+  );
+  assert.equal(out, 'done');
+}, 90_000);
