@@ -78,8 +78,14 @@ import type { SeriesInfo } from '../engine/types';
  * 1.14.0: those histories get the AR pair quantile-averaged with MSTL + ETS in logs (`mstl-ets-log`,
  * the cycle kept), adopted on unseen M4 years and QA's known-truth shapes (`AUTO_FEW_CYCLES_MODEL`);
  * the weekly prior refitted without them; M4 weekly OWA 0.733 → 0.730, every other set unchanged.
+ * 1.15.0: the count route's cycle test (`hasCountCycle`) asks the cycle to replicate between the
+ * two halves of the profile's window, each cycle with its own level, in place of one flat rate
+ * against the profile (found by QA: that test fired on 5–61% of spiky, bursty or wandering counts
+ * without a cycle, whose forecasts then peaked at hours that have none); adopted on unseen windows
+ * of M4 hourly and web traffic drawn as counts (`AUTO_COUNT_SEASONAL_MODEL`); every benchmark
+ * figure unchanged (no benchmark series is low counts of kind count with such a cycle).
  */
-export const ENGINE_INFO = { name: 'forecast-engine', version: '1.14.0', runtime: `node ${process.versions.node}` } as const;
+export const ENGINE_INFO = { name: 'forecast-engine', version: '1.15.0', runtime: `node ${process.versions.node}` } as const;
 
 /**
  * Seasonal periods for an entity: its season length first, plus the longer cycle its frequency

@@ -169,13 +169,44 @@ test('hasCountCycle: a cycle that replicates passes; a flat rate and one half\'s
   // the same counts at a flat rate
   for (const seed of [1, 2, 3]) assert.equal(hasCountCycle(draw(seed, 24 * 42, () => 1), HOURLY), false);
   // daily counts at a flat rate of 0.5 where one weekday turned busy (4 a day) in the last five weeks only:
-  // the whole window and its second half reject a flat rate (p 0.002 and 0.0005), its first half does not (0.84)
+  // the weekdays of the window's first half do not predict its second half's
   const daily = { period: 7, periods: [7, 365], kind: 'count' } as const;
   const y = draw(5, 7 * 20, () => 0.5);
   for (let week = 15; week < 20; week++) y[7 * week + 3] = 4;
   assert.equal(hasCountCycle(y, daily), false);
   // fewer than 3 cycles: no profile to test
   assert.equal(hasCountCycle(draw(3, 24 * 2, (t) => hourlyRate(t, 1)), HOURLY), false);
+});
+
+// found by QA (engine 1.12.0): the flat-rate test fired on counts without a cycle (5–61% of such series)
+test('hasCountCycle: rare spikes, bursts and a wandering rate are no cycle', () => {
+  const hours = 24 * 7 * 12;
+  const spikes = (rng: Rng) => Array.from({ length: hours }, () => (rng.uniform() < 0.002 ? 20 + Math.floor(rng.uniform() * 41) : poisson(rng, 1)));
+  // bursts: the rate ×8 for 2–8 hours, about one burst in three days
+  const bursts = (rng: Rng) => {
+    const rate = new Array<number>(hours).fill(1);
+    for (let t = 0; t < hours; t++) {
+      if (rng.uniform() >= 1 / 72) continue;
+      const len = 2 + Math.floor(rng.uniform() * 7);
+      for (let j = t; j < Math.min(hours, t + len); j++) rate[j] = 8;
+    }
+    const m = rate.reduce((s, v) => s + v, 0) / hours;
+    return rate.map((v) => poisson(rng, v / m));
+  };
+  // a rate that wanders: log rate AR(1), coefficient 0.95, innovations of sd 0.3, mean 1
+  const wandering = (rng: Rng) => {
+    let z = 0;
+    return Array.from({ length: hours }, () => {
+      z = 0.95 * z + 0.3 * rng.normal();
+      return poisson(rng, Math.exp(z - 0.045 / 0.0975));
+    });
+  };
+  // the test before engine 1.15.0 fired on 11, 2 and 10 of these 20 seeds
+  for (const [name, draw] of [['spikes', spikes], ['bursts', bursts], ['wandering', wandering]] as const) {
+    const fired = [];
+    for (let seed = 1; seed <= 20; seed++) if (hasCountCycle(draw(new Rng(seed)), HOURLY)) fired.push(seed);
+    assert.deepEqual(fired, [], `${name}: fired on seeds ${fired}`);
+  }
 });
 
 test('auto: low counts with a cycle go to the pool of count-season and count-pool; without one, count-pool', () => {
