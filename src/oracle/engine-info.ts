@@ -83,9 +83,11 @@ import type { SeriesInfo } from '../engine/types';
  * against the profile (found by QA: that test fired on 5–61% of spiky, bursty or wandering counts
  * without a cycle, whose forecasts then peaked at hours that have none); adopted on unseen windows
  * of M4 hourly and web traffic drawn as counts (`AUTO_COUNT_SEASONAL_MODEL`); every benchmark
- * figure unchanged (no benchmark series is low counts of kind count with such a cycle).
+ * figure unchanged but car parts (4 of its 2,509 series now pass: MSIS 10.593 → 10.608).
+ * 1.15.1: that test holds back the largest 1% of its table's cells (found by QA: one wild count,
+ * an incident hour among counts of about 1, hid a real cycle, and the answer lost it).
  */
-export const ENGINE_INFO = { name: 'forecast-engine', version: '1.15.0', runtime: `node ${process.versions.node}` } as const;
+export const ENGINE_INFO = { name: 'forecast-engine', version: '1.15.1', runtime: `node ${process.versions.node}` } as const;
 
 /**
  * Seasonal periods for an entity: its season length first, plus the longer cycle its frequency

@@ -88,6 +88,12 @@ function blockTotals(y: Series, from: number, to: number, period: number, block:
 /** Share of the largest squared errors `dispersionOf` winsorizes. */
 const OUTLIER_SHARE = 0.01;
 
+/** The value the largest `OUTLIER_SHARE` of `values` (at least one; two or more values) are held at: the next largest. */
+function outlierCap(values: readonly number[]): number {
+  const top = Math.ceil(OUTLIER_SHARE * values.length);
+  return [...values].sort((a, b) => b - a)[Math.min(top, values.length - 1)];
+}
+
 /**
  * The dispersion φ ≥ 1 of counts `y` around means `m`: Σ(y − m)² / Σm over y[from..to), scaled by
  * n / (n − `params`), the largest `OUTLIER_SHARE` of the squared errors (at least one) held at the
@@ -109,8 +115,7 @@ function dispersionOf(y: Series, from: number, to: number, mean: (t: number) => 
   const used = squares.length;
   if (!(total > 0 && used > params)) return 1;
   // the largest 1% (at least one) held at the next largest: one outlier is no dispersion
-  const top = Math.ceil(OUTLIER_SHARE * used);
-  const cap = [...squares].sort((a, b) => b - a)[Math.min(top, used - 1)];
+  const cap = outlierCap(squares);
   let sum = 0;
   for (const q of squares) sum += Math.min(q, cap);
   return Math.max(1, (sum / total) * (used / (used - params)));
@@ -188,7 +193,7 @@ function devianceTerm(y: number, m: number): number {
 /** Significance level of `hasCountCycle`'s tests (each direction of each layer). */
 export const CYCLE_TEST_LEVEL = 0.01;
 
-/** The counts of y[from..) as a table: rows = cycles of `period`, columns = its blocks of `block` steps (a block's total; NaN where any step is missing or outside). */
+/** The counts of y[from..) as a table: rows = cycles of `period`, columns = its blocks of `block` steps (a block's total; NaN where any step is missing or outside), the largest held back (`capCells`). */
 function cycleTable(y: Series, from: number, period: number, block: number): { cells: Float64Array; rows: number[]; k: number } {
   const n = y.length;
   const k = period / block;
@@ -204,6 +209,7 @@ function cycleTable(y: Series, from: number, period: number, block: number): { c
       cells[r * k + c] = sum;
     }
   }
+  capCells(cells);
   // rows with under 2 observed cells or no counts say nothing of the columns
   const rows: number[] = [];
   for (let r = 0; r < count; r++) {
@@ -216,6 +222,22 @@ function cycleTable(y: Series, from: number, period: number, block: number): { c
     if (m >= 2 && total > 0) rows.push(r);
   }
   return { cells, rows, k };
+}
+
+/**
+ * Hold the observed cells above the value at rank ceil(`OUTLIER_SHARE` · observed) from the top (at
+ * least the top cell) at that value. Why (engine 1.15.1; found by QA on 1.15.0): one wild count —
+ * an incident hour of 200 errors among counts of about 1 — made its half's Pearson dispersion so
+ * large that a real cycle went unseen (a strong day-and-week cycle with one 1,000: found in 0–75%
+ * of series, 100% before 1.15.0), and the answer lost the cycle (95% coverage 0.84 where it was
+ * 0.997). One wild cell is no dispersion, as in `dispersionOf`.
+ */
+function capCells(cells: Float64Array): void {
+  const observed: number[] = [];
+  for (const v of cells) if (Number.isFinite(v)) observed.push(v);
+  if (observed.length < 2) return;
+  const cap = outlierCap(observed);
+  for (let i = 0; i < cells.length; i++) if (cells[i] > cap) cells[i] = cap;
 }
 
 /** Column factors of `rows` by the independence fit (iterative proportional fitting over observed cells), with half a count added to each column's observed and expected totals. */
@@ -294,7 +316,8 @@ function predictsPValue(cells: Float64Array, k: number, from: readonly number[],
  * True when counts `y` show a cycle that replicates: for some layer of the profile (the hour of the
  * day, the day of the week), the factors read on the first half of the profile window's cycles
  * predict the second half's counts, and the second half's the first's (`predictsPValue` <
- * `CYCLE_TEST_LEVEL` both ways), each cycle keeping its own level. Why so (engine 1.15.0): the test
+ * `CYCLE_TEST_LEVEL` both ways), each cycle keeping its own level, the largest 1% of the table's
+ * cells held back (`capCells`, engine 1.15.1). Why so (engine 1.15.0): the test
  * before it, one flat rate against the profile on the whole window and on each half, fired on
  * counts without a cycle: a rare spike of 20–60, bursts of a few hours or a rate that wanders make a
  * profile that fits its own window (found by QA: 5–61% of such series, with peaks at hours that

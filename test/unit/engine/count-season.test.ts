@@ -209,6 +209,19 @@ test('hasCountCycle: rare spikes, bursts and a wandering rate are no cycle', () 
   }
 });
 
+// found by QA (engine 1.15.0): one incident hour made its half's dispersion so large that the cycle went unseen
+test('hasCountCycle: one wild count does not hide a cycle', () => {
+  const n = 24 * 42;
+  // 1,000 in the last hour; 200 at 03:00 of the last day; 1,000 at 03:00 five weeks back (1.15.0: 0, 4 and 0 of 10)
+  for (const [size, at] of [[1000, n - 1], [200, n - 21], [1000, n - 24 * 35 + 3]]) {
+    for (let seed = 1; seed <= 10; seed++) {
+      const y = draw(seed, n, (t) => hourlyRate(t, 1));
+      y[at] = size;
+      assert.equal(hasCountCycle(y, HOURLY), true, `${size} at hour ${at}, seed ${seed}`);
+    }
+  }
+});
+
 test('auto: low counts with a cycle go to the pool of count-season and count-pool; without one, count-pool', () => {
   const n = 24 * 42;
   const y = draw(7, n, (t) => hourlyRate(t, 1));
