@@ -23,6 +23,23 @@ const SPIKES = [200, 517, 901];
 /** The mean of the `errors` axis (REST names the field `axes_resolved`, gRPC's stubs `axesResolved`). */
 const mean = (f: { axes_resolved?: Record<string, number>; axesResolved?: Record<string, number> }): number => (f.axes_resolved ?? f.axesResolved)!.errors;
 
+/**
+ * `entity`'s forecasts at two steps ahead (the 50% and 97.5% quantiles), over REST and then gRPC,
+ * each answer checked ok; the two protocols' quantiles, means and models are checked equal.
+ */
+async function twoSteps(entity: string, first: number, second: number): Promise<{ protocol: 'rest' | 'grpc'; a: any; b: any }[]> {
+  const out: { protocol: 'rest' | 'grpc'; a: any; b: any }[] = [];
+  for (const protocol of ['rest', 'grpc'] as const) {
+    const a = await oracleQuery(t, key, protocol, { entity, horizon: first, quantiles: [0.5, 0.975] });
+    const b = await oracleQuery(t, key, protocol, { entity, horizon: second, quantiles: [0.5, 0.975] });
+    for (const o of [a, b]) assert.equal(o.code, 'ok', o.message);
+    out.push({ protocol, a: a.data.forecast, b: b.data.forecast });
+  }
+  const facts = ({ a, b }: { a: any; b: any }) => [a.quantiles, b.quantiles, mean(a), mean(b), a.model, b.model];
+  assert.deepEqual(facts(out[0]), facts(out[1]), 'REST and gRPC give the same answers');
+  return out;
+}
+
 beforeAll(async () => {
   t = await startTestService();
   ({ key } = await t.account('enterprise'));
@@ -39,14 +56,8 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 test('hourly low counts with a daily cycle: the night and the afternoon get their own laws; flat counts keep one', async () => {
-  const answers: unknown[] = [];
-  for (const protocol of ['rest', 'grpc'] as const) {
-    // the data end at midnight before a Monday: step 4 is 03:00, step 16 is 15:00
-    const night = await oracleQuery(t, key, protocol, { entity: 'server:errors', horizon: 4, quantiles: [0.5, 0.975] });
-    const afternoon = await oracleQuery(t, key, protocol, { entity: 'server:errors', horizon: 16, quantiles: [0.5, 0.975] });
-    for (const a of [night, afternoon]) assert.equal(a.code, 'ok', a.message);
-    const n = night.data.forecast;
-    const d = afternoon.data.forecast;
+  // the data end at midnight before a Monday: step 4 is 03:00, step 16 is 15:00
+  for (const { protocol, a: n, b: d } of await twoSteps('server:errors', 4, 16)) {
     assert.match(d.model, /^count-cycle\(Seasonal counts\[24,168\]/, `${protocol}: ${d.model}`);
     assert.ok(d.quantiles['0.975'] >= n.quantiles['0.975'] + 2, `${protocol}: 97.5% at 03:00 ${n.quantiles['0.975']}, at 15:00 ${d.quantiles['0.975']}`);
     assert.ok(mean(d) > 3 * mean(n), `${protocol}: mean at 03:00 ${mean(n)}, at 15:00 ${mean(d)}`);
@@ -54,45 +65,27 @@ test('hourly low counts with a daily cycle: the night and the afternoon get thei
     const flat = await oracleQuery(t, key, protocol, { entity: 'server:flat', horizon: 16 });
     assert.equal(flat.code, 'ok', flat.message);
     assert.match(flat.data.forecast.model, /^count-pool\(/, `${protocol}: ${flat.data.forecast.model}`);
-    answers.push([n.quantiles, d.quantiles, mean(n), mean(d), n.model, d.model]);
   }
-  assert.deepEqual(answers[0], answers[1], 'REST and gRPC give the same answers');
 });
 
 // found by QA (engine 1.12.0): rare bursts made a "cycle" with peaks at their hours; since engine 1.15.0
 // a cycle must replicate between the two halves of the window
 test('hourly low counts with three bursts and no cycle keep one law (count-pool), over both protocols', async () => {
-  const answers: unknown[] = [];
-  for (const protocol of ['rest', 'grpc'] as const) {
-    // step 13 is 13:00, the hour of two of the bursts; step 4 is 03:00
-    const burst = await oracleQuery(t, key, protocol, { entity: 'server:spikes', horizon: 13, quantiles: [0.5, 0.975] });
-    const night = await oracleQuery(t, key, protocol, { entity: 'server:spikes', horizon: 4, quantiles: [0.5, 0.975] });
-    for (const a of [burst, night]) assert.equal(a.code, 'ok', a.message);
-    const b = burst.data.forecast;
-    const n = night.data.forecast;
+  // step 13 is 13:00, the hour of two of the bursts; step 4 is 03:00
+  for (const { protocol, a: b, b: n } of await twoSteps('server:spikes', 13, 4)) {
     assert.match(b.model, /^count-pool\(/, `${protocol}: ${b.model}`);
     // no peak at the bursts' hour: one law for every hour (its mean drifts by well under 1% over the horizon)
     assert.ok(Math.abs(mean(b) / mean(n) - 1) < 0.01, `${protocol}: mean at 13:00 ${mean(b)}, at 03:00 ${mean(n)}`);
     assert.deepEqual(b.quantiles, n.quantiles);
-    answers.push([b.quantiles, mean(b), b.model]);
   }
-  assert.deepEqual(answers[0], answers[1], 'REST and gRPC give the same answers');
 });
 
 // found by QA (engine 1.15.0): one incident hour hid the cycle (the answer was count-pool's one law)
 test('a daily cycle with one incident hour of 1,000 errors keeps its cycle, over both protocols', async () => {
-  const answers: unknown[] = [];
-  for (const protocol of ['rest', 'grpc'] as const) {
-    // step 6 is 05:00 (quiet), step 16 is 15:00 (busy); the incident's own hour, 03:00, is left out: the
-    // profile still reads the 1,000 there (README, "Hourly counts": a phantom peak at that hour)
-    const night = await oracleQuery(t, key, protocol, { entity: 'server:incident', horizon: 6, quantiles: [0.5, 0.975] });
-    const afternoon = await oracleQuery(t, key, protocol, { entity: 'server:incident', horizon: 16, quantiles: [0.5, 0.975] });
-    for (const a of [night, afternoon]) assert.equal(a.code, 'ok', a.message);
-    const n = night.data.forecast;
-    const d = afternoon.data.forecast;
+  // step 6 is 05:00 (quiet), step 16 is 15:00 (busy); the incident's own hour, 03:00, is left out: the
+  // profile still reads the 1,000 there (README, "Hourly counts": a phantom peak at that hour)
+  for (const { protocol, a: n, b: d } of await twoSteps('server:incident', 6, 16)) {
     assert.match(d.model, /^count-cycle\(/, `${protocol}: ${d.model}`);
     assert.ok(d.quantiles['0.975'] >= n.quantiles['0.975'] + 2, `${protocol}: 97.5% at 05:00 ${n.quantiles['0.975']}, at 15:00 ${d.quantiles['0.975']}`);
-    answers.push([n.quantiles, d.quantiles, mean(n), mean(d), d.model]);
   }
-  assert.deepEqual(answers[0], answers[1], 'REST and gRPC give the same answers');
 });
