@@ -10,6 +10,9 @@
  *    with `include_manifest`, ForensicsService.Reproduce of the cold query (every node fitted
  *    afresh), and a warm query with another method (fits cached, reconciliation new).
  * Targets on the 2-core machine: cold ≤ 10 s, warm p50 ≤ 100 ms.
+ * Also, in this process: the longest page of path walks whose work per page is bounded
+ * (`MAX_STEPS_PER_PAGE` in src/graph/traversal.ts): the QA's bottleneck graph, and a random graph
+ * of 1,000 entities and 10,000 relations walked 8 steps both ways (200 pages of 200 paths).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -19,6 +22,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { packageRoot } from '../src/rpc/descriptors';
 import { SERVER_NODE_FLAGS } from '../src/server-flags';
+import { pagePaths, type Adjacency, type PathStep } from '../src/graph/traversal';
 import { printTable, processCpuSeconds, summary, type LoadResult } from './load';
 
 interface Tourism {
@@ -93,7 +97,62 @@ async function load(api: ReturnType<typeof client>, data: Tourism): Promise<stri
   return total;
 }
 
+/** Adjacency followed both ways from `edges` (parent, child), neighbours sorted. */
+function bothWays(edges: readonly (readonly [string, string])[]): Adjacency {
+  const adj = new Map<string, PathStep[]>();
+  const add = (a: string, b: string, step: 'down' | 'up') => {
+    const list = adj.get(a) ?? adj.set(a, []).get(a)!;
+    if (!list.some((n) => n.entity === b)) list.push({ entity: b, step });
+  };
+  for (const [p, c] of edges) (add(p, c, 'down'), add(c, p, 'up'));
+  for (const list of adj.values()) list.sort((a, b) => (a.entity < b.entity ? -1 : a.entity > b.entity ? 1 : 0));
+  return adj;
+}
+
+/** Walk up to `maxPages` pages; the longest page in ms, pages walked, paths found. */
+function walk(adj: Adjacency, from: string, to: string | undefined, maxPages: number): { worstMs: number; pages: number; found: number } {
+  let after: string[] | undefined;
+  let worstMs = 0;
+  let found = 0;
+  let pages = 0;
+  while (pages < maxPages) {
+    const t0 = performance.now();
+    const { paths, resume } = pagePaths(adj, from, { depth: 8, to }, after, 200);
+    worstMs = Math.max(worstMs, performance.now() - t0);
+    pages++;
+    found += paths.length;
+    if (!resume) break;
+    after = resume;
+  }
+  return { worstMs, pages, found };
+}
+
+function walkBudgetBench(): void {
+  const pad = (i: number) => String(i).padStart(2, '0');
+  // the QA's graph: from → z → to, z → a00..a31, every a → every b (none can reach `to` again)
+  const qa: [string, string][] = [['g:from', 'g:z'], ['g:z', 'g:to']];
+  for (let i = 0; i < 32; i++) {
+    qa.push(['g:z', `g:a${pad(i)}`]);
+    for (let j = 0; j < 32; j++) qa.push([`g:a${pad(i)}`, `g:b${pad(j)}`]);
+  }
+  let state = 7;
+  const next = () => ((state = (Math.imul(state, 1103515245) + 12345) >>> 0) >>> 8) % 1000;
+  const random: [string, string][] = [];
+  for (let i = 0; i < 10_000; i++) random.push([`n${next()}`, `n${next()}`]);
+  const dense = bothWays(random.filter(([a, b]) => a !== b));
+  console.log('\nPath walks, depth 8 both ways, pages of 200 (in process):');
+  for (const [name, adj, from, to] of [
+    ['QA bottleneck graph (1,091 entities), to g:to', bothWays(qa), 'g:from', 'g:to'],
+    ['random graph (1,000 entities), every path', dense, 'n0', undefined],
+    ['random graph (1,000 entities), to n500', dense, 'n0', 'n500'],
+  ] as const) {
+    const r = walk(adj, from, to, 200);
+    console.log(`  ${name}: longest page ${r.worstMs.toFixed(1)} ms over ${r.pages} pages, ${r.found} paths`);
+  }
+}
+
 async function runGraphBench(): Promise<void> {
+  walkBudgetBench();
   const file = join(process.env.SHARED_DATA_DIR ?? join(packageRoot(), '..', 'shared', 'data'), 'hierarchy', 'australian-tourism.json');
   const data = JSON.parse(readFileSync(file, 'utf8')) as Tourism;
   const child: ChildProcess = spawn(process.execPath, [...SERVER_NODE_FLAGS, join(__dirname, 'transport-servers.js'), 'service'], { stdio: ['ignore', 'pipe', 'inherit'] });

@@ -13,6 +13,7 @@ import {
   checkAxes,
   checkParents,
   checkRows,
+  MAX_AXES,
   MAX_OBSERVATIONS_PER_REQUEST,
   MAX_OBSERVATIONS_PER_STREAM,
   sameRowContext,
@@ -126,6 +127,12 @@ export function entityService(deps: EntityServiceDeps): ServiceBinding {
           const freq = frequency ?? existing!.frequency;
           if (existing && freq !== existing.frequency && (await entities.hasObservations(trx, accountId, entity))) {
             throw new ServiceError('failed_precondition', `frequency: cannot change from ${existing.frequency} to ${freq}: ${entity} has observations`, { field: 'frequency' });
+          }
+          // listed axes are added to the kept ones: the cap holds for the entity, not only the request
+          // (found by QA: 32 new axes at a time made an entity of 1,024, and a default query forecast them all)
+          const total = new Set([...(existing?.axes ?? []).map((a) => a.name), ...axes.map((a) => a.name)]).size;
+          if (total > MAX_AXES) {
+            throw invalidArgument('axes', `${entity} would have ${total} axes; an entity has at most ${MAX_AXES} (it has ${existing?.axes.length ?? 0})`);
           }
           for (const [i, a] of axes.entries()) {
             const old = existing?.axes.find((x) => x.name === a.name);

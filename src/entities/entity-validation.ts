@@ -5,6 +5,7 @@ import { checkAxisName, parseEntityId } from './entity-id';
 import type { AxisKind, AxisRecord } from './entity-store';
 import { gridOf, indexOf, parseTime, type Frequency } from './frequency';
 
+/** Most axes per entity, and per request (API.md: axes ≤ 32). */
 export const MAX_AXES = 32;
 export const MAX_PARENTS = 32;
 export const MAX_OBSERVATIONS_PER_REQUEST = 10_000;

@@ -1,6 +1,7 @@
 /** GraphService.QueryPaths (API.md section 9): paginated path traversal, optionally with node forecasts. */
 import { GraphServiceService, type Path, type QueryPathsRequest } from '../../gen/forecast/v1/graph_service.pb';
 import { checkAxisName, parseEntityId } from '../entities/entity-id';
+import { MAX_AXES } from '../entities/entity-validation';
 import type { EntityStore } from '../entities/entity-store';
 import { accountOf } from '../rpc/context';
 import { invalidArgument, NotFoundError } from '../rpc/errors';
@@ -13,8 +14,7 @@ import type { NodeForecaster } from './node-forecasts';
 
 /** Most steps of a path (API.md: depth ≤ 8). */
 export const MAX_PATH_DEPTH = 8;
-/** Most axes per request, horizon range: as the oracle query. */
-const MAX_AXES = 32;
+/** Horizon range: as the oracle query. */
 const MAX_HORIZON = 1000;
 
 export interface GraphServiceDeps {
@@ -70,7 +70,7 @@ export function graphService(deps: GraphServiceDeps): ServiceBinding {
         const found = await entities.existing(entities.database.db, accountId, named);
         for (const e of named) if (!found.has(e)) throw new NotFoundError('entity', e);
         const adjacency = await loadNeighbourhood(relations, accountId, q.from, q.relation, q.direction, q.depth);
-        const { paths, more } = pagePaths(adjacency, q.from, { depth: q.depth, to: q.to }, after, size);
+        const { paths, resume } = pagePaths(adjacency, q.from, { depth: q.depth, to: q.to }, after, size);
         const onPage = [...new Set(paths.flatMap((p) => p.map((s) => s.entity)))];
         const forecasts = q.axes.length > 0 ? await nodeForecasts.means(accountId, onPage, q.axes, q.horizon) : undefined;
         const out: Path[] = paths.map((p) => ({
@@ -79,8 +79,8 @@ export function graphService(deps: GraphServiceDeps): ServiceBinding {
             return { entity: s.entity, step: s.step, axesResolved: f?.axesResolved ?? {}, warnings: f ? [...f.warnings] : [] };
           }),
         }));
-        const last = paths[paths.length - 1];
-        return { paths: out, nextCursor: more ? cursors.encode(accountId, query, last.map((s) => s.entity)) : '' };
+        // a page can be short, even empty, with a cursor: the walk's work per page is bounded (`MAX_STEPS_PER_PAGE`)
+        return { paths: out, nextCursor: resume ? cursors.encode(accountId, query, resume) : '' };
       },
     },
   });

@@ -1,15 +1,34 @@
 /**
  * Path traversal (API.md section 9): the neighbourhood of an entity within `depth` steps is read
  * level by level (one query per level and direction), then simple paths are enumerated in memory
- * depth-first, neighbours in ascending entity order. A page resumes from the last path of the
- * previous one (keyset: the order is lexicographic on the entity sequence, a prefix before its
- * extensions), so edges added during a walk never repeat or skip a path already passed.
+ * depth-first, neighbours in ascending entity order. A page resumes after the last path of the
+ * previous one, or where its walk stopped (below) (keyset: the order is lexicographic on the entity
+ * sequence, a prefix before its extensions), so edges added during a walk never repeat or skip a
+ * path already passed.
+ *
+ * With `to`, the walk enters an entity only when a path from it to `to` within the steps left
+ * avoids the entities already on the path (a breadth-first search), so every entity entered leads
+ * to at least one answer: found by QA, 43 entities — a bottleneck, then 20 entities each linked to
+ * 20 more — made one depth-8 query walk every simple path of the cluster past the bottleneck,
+ * none of which could reach `to` again, blocking the process for seconds (~K⁵ in the fan-out K).
+ * And a page ends when its walk has examined `MAX_STEPS_PER_PAGE` edges (those searches included),
+ * found paths or not, so no query holds the process for long whatever the graph. Such a page may
+ * hold fewer paths than asked, even none, with a cursor that resumes exactly where the walk
+ * stopped (the order, and so the concatenated pages, are the same for any budget).
  */
 import { ServiceError } from '../rpc/errors';
 import type { RelationStore } from './relation-store';
 
 /** Most entities a traversal or hierarchy may reach (API: "more than 5,000 nodes → 400"). */
 export const MAX_GRAPH_NODES = 5000;
+
+/**
+ * Most edges one page's walk examines (see the file comment). Why 100,000: about 20 ms of the
+ * event loop (`bench/graph.ts`: 17.8 ms for a page of a random graph's walk that used it all),
+ * while a page of the 200 paths a walk without `to` can return needs at most 200 × (depth + the
+ * widest fan-out) of them.
+ */
+export const MAX_STEPS_PER_PAGE = 100_000;
 
 /** Which way edges are followed: parent → child, child → parent, or both. */
 export type Direction = 'down' | 'up' | 'both';
@@ -83,6 +102,30 @@ function distancesTo(adjacency: Adjacency, to: string): Map<string, number> {
   return dist;
 }
 
+/**
+ * Whether `to` can be reached from `start` within `steps` steps without entering `blocked`
+ * (breadth-first, so the path found is a shortest, hence simple, one), and the edges examined.
+ */
+function reachesAvoiding(adjacency: Adjacency, start: string, to: string, steps: number, blocked: ReadonlySet<string>): { reached: boolean; work: number } {
+  let work = 0;
+  const seen = new Set([start]);
+  let frontier = [start];
+  for (let d = 1; d <= steps && frontier.length > 0; d++) {
+    const next: string[] = [];
+    for (const e of frontier) {
+      for (const n of adjacency.get(e) ?? []) {
+        work++;
+        if (n.entity === to) return { reached: true, work };
+        if (blocked.has(n.entity) || seen.has(n.entity)) continue;
+        seen.add(n.entity);
+        next.push(n.entity);
+      }
+    }
+    frontier = next;
+  }
+  return { reached: false, work };
+}
+
 /** First index of `sorted` whose entity is ≥ `entity`. */
 function lowerBound(sorted: readonly PathStep[], entity: string): number {
   let lo = 0;
@@ -101,9 +144,17 @@ interface Frame {
   next: number;
 }
 
+/** One page of paths, and where the next page resumes (`undefined`: the walk is complete). */
+export interface PathPage {
+  readonly paths: PathStep[][];
+  /** The entity sequence the next page starts after (the last path, or where the walk stopped). */
+  readonly resume: string[] | undefined;
+}
+
 /**
  * One page of the simple paths from `from` with 1..`depth` steps (only those ending at `to` when
- * given), after the path `after` (its entity sequence; exclusive), at most `limit`.
+ * given), after the entity sequence `after` (exclusive: what a previous page's `resume` named),
+ * at most `limit`, examining at most `maxSteps` edges.
  */
 export function pagePaths(
   adjacency: Adjacency,
@@ -111,29 +162,45 @@ export function pagePaths(
   options: { readonly depth: number; readonly to?: string },
   after: readonly string[] | undefined,
   limit: number,
-): { paths: PathStep[][]; more: boolean } {
+  maxSteps = MAX_STEPS_PER_PAGE,
+): PathPage {
   const { depth, to } = options;
   const toDist = to === undefined ? undefined : distancesTo(adjacency, to);
   const expandable = (node: string, steps: number) => steps < depth && node !== to;
   const frame = (node: PathStep, steps: number): Frame => ({ node, neighbours: expandable(node.entity, steps) ? adjacency.get(node.entity) ?? [] : [], next: 0 });
   const stack: Frame[] = [frame({ entity: from, step: '' }, 0)];
   const onPath = new Set([from]);
-  // Resume: walk down the previous page's last path; where it no longer exists, continue after it.
+  let examined = 0;
+  /** Whether the walk may step to `nb` at `steps` steps from `from`: off the path, and (with `to`) still reaching it. */
+  const enterable = (nb: PathStep, steps: number): boolean => {
+    if (onPath.has(nb.entity)) return false;
+    if (!toDist || nb.entity === to) return true;
+    if (!((toDist.get(nb.entity) ?? Infinity) <= depth - steps)) return false;
+    // enter only where `to` is still reachable without going back over the path
+    const { reached, work } = reachesAvoiding(adjacency, nb.entity, to!, depth - steps, onPath);
+    examined += work;
+    return reached;
+  };
+  // Resume: walk down the previous page's last sequence; where it no longer exists, continue after
+  // it; where the walk may not enter it (it was examined and passed by), continue past it, so a
+  // page cut there does not stop there again.
   if (after && after[0] === from) {
     for (let i = 1; i < after.length; i++) {
       const top = stack[stack.length - 1];
       const at = lowerBound(top.neighbours, after[i]);
       const hit = top.neighbours[at];
-      if (!hit || hit.entity !== after[i] || onPath.has(hit.entity)) {
+      if (!hit || hit.entity !== after[i]) {
         top.next = at;
         break;
       }
       top.next = at + 1;
+      if (!enterable(hit, stack.length)) break;
       stack.push(frame(hit, stack.length));
       onPath.add(hit.entity);
     }
   }
   const paths: PathStep[][] = [];
+  const entities = () => stack.map((f) => f.node.entity);
   while (stack.length > 0 && paths.length <= limit) {
     const top = stack[stack.length - 1];
     if (top.next >= top.neighbours.length) {
@@ -142,14 +209,19 @@ export function pagePaths(
       continue;
     }
     const nb = top.neighbours[top.next++];
-    if (onPath.has(nb.entity)) continue;
     const steps = stack.length;
-    if (toDist && !((toDist.get(nb.entity) ?? Infinity) <= depth - steps)) continue;
-    if (to === undefined || nb.entity === to) paths.push([...stack.map((f) => f.node), nb]);
-    if (expandable(nb.entity, steps)) {
+    const valid = enterable(nb, steps);
+    if (valid && (to === undefined || nb.entity === to)) paths.push([...stack.map((f) => f.node), nb]);
+    const pushed = valid && expandable(nb.entity, steps);
+    if (pushed) {
       stack.push(frame(nb, steps));
       onPath.add(nb.entity);
     }
+    if (++examined >= maxSteps && paths.length <= limit && stack.length > 0) {
+      // out of budget: resume after the sequence just examined (a path or not; its extensions, not yet walked, come next)
+      return { paths, resume: pushed ? entities() : [...entities(), nb.entity] };
+    }
   }
-  return paths.length > limit ? { paths: paths.slice(0, limit), more: true } : { paths, more: false };
+  if (paths.length > limit) return { paths: paths.slice(0, limit), resume: paths[limit - 1].map((s) => s.entity) };
+  return { paths, resume: undefined };
 }

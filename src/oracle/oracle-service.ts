@@ -5,6 +5,7 @@
  */
 import { OracleServiceService, type QueryRequest } from '../../gen/forecast/v1/oracle_service.pb';
 import { parseEntityId } from '../entities/entity-id';
+import { MAX_AXES } from '../entities/entity-validation';
 import type { EntityRecord, EntityStore } from '../entities/entity-store';
 import type { ObservationStore } from '../entities/observation-store';
 import { newId } from '../ids';
@@ -27,7 +28,6 @@ import type { DepthQueries } from '../graph/hierarchy-query';
 
 export const MAX_DEPTH = 8;
 export const MAX_HORIZON = 1000;
-export const MAX_QUERY_AXES = 32;
 export const MAX_THRESHOLDS = 99;
 export const MAX_QUANTILES = 99;
 /** The model the service fits: the engine's automatic selection. */
@@ -94,7 +94,7 @@ function manifestRequest(req: QueryRequest, checked: Omit<CheckedRequest, 'axes'
 }
 
 function resolveAxes(requested: readonly string[], entity: EntityRecord): string[] {
-  if (requested.length > MAX_QUERY_AXES) throw invalidArgument('axes', `at most ${MAX_QUERY_AXES}, got ${requested.length}`);
+  if (requested.length > MAX_AXES) throw invalidArgument('axes', `at most ${MAX_AXES}, got ${requested.length}`);
   const names = new Set(entity.axes.map((a) => a.name));
   const seen = new Set<string>();
   requested.forEach((a, i) => {
@@ -102,6 +102,10 @@ function resolveAxes(requested: readonly string[], entity: EntityRecord): string
     if (seen.has(a)) throw invalidArgument(`axes[${i}]`, `duplicate axis ${a}`);
     seen.add(a);
   });
+  // an entity holds at most MAX_AXES axes; one stored before that cap was kept must name its axes
+  if (requested.length === 0 && entity.axes.length > MAX_AXES) {
+    throw invalidArgument('axes', `entity ${entity.entity} has ${entity.axes.length} axes: name at most ${MAX_AXES} of them`);
+  }
   const axes = requested.length > 0 ? [...requested] : entity.axes.map((a) => a.name);
   if (axes.length === 0) throw new ServiceError('failed_precondition', `entity ${entity.entity} has no axes to forecast`, { field: 'axes' });
   return axes;

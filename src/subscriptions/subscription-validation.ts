@@ -4,14 +4,13 @@
  */
 import { checkAxisName } from '../entities/entity-id';
 import type { EntityRecord } from '../entities/entity-store';
+import { MAX_AXES } from '../entities/entity-validation';
 import { invalidArgument } from '../rpc/errors';
 import { DRIFT_EVENTS } from './events';
 import { literalHost, resolveAllowed, UrlRefusedError, type AddressGuard, type Resolver } from './ssrf-guard';
 
 /** Longest webhook URL. */
 export const MAX_URL_LENGTH = 2048;
-/** Most axes one subscription names (API.md section 12). */
-export const MAX_SUBSCRIPTION_AXES = 32;
 /** Central interval level when none is given. */
 export const DEFAULT_LEVEL = 0.95;
 /** Smallest and largest level accepted. */
@@ -76,7 +75,7 @@ export function checkLevel(level: number, zeroIsDefault = true): number {
 
 /** Check the axes filter: names, count, duplicates, and (without descendants) that the entity has them. */
 export function checkAxes(axes: readonly string[], entity: EntityRecord, includeDescendants: boolean): string[] {
-  if (axes.length > MAX_SUBSCRIPTION_AXES) throw invalidArgument('axes', `at most ${MAX_SUBSCRIPTION_AXES}, got ${axes.length}`);
+  if (axes.length > MAX_AXES) throw invalidArgument('axes', `at most ${MAX_AXES}, got ${axes.length}`);
   const seen = new Set<string>();
   axes.forEach((a, i) => {
     checkAxisName(a, `axes[${i}]`);

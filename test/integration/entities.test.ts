@@ -141,8 +141,42 @@ for (const protocol of ['rest', 'grpc'] as const) {
       const ent = protocol === 'rest' ? added.data : added.data.entity;
       assert.deepEqual(ent.axes.map((a: any) => a.name), ['demand', 'revenue', 'visits']);
     });
+
+    test('an entity has at most 32 axes in all: an update past it is refused and changes nothing (found by QA: 32 at a time made 1,024)', async () => {
+      const capped = `store:${protocol}-axes`;
+      const axes = (from: number, n: number) => Array.from({ length: n }, (_, i) => ({ name: `a${from + i}`, kind: 'count' }));
+      assert.equal((await createEntity(protocol, capped, { axes: axes(0, 30) })).code, 'ok');
+      const over = await createEntity(protocol, capped, { axes: axes(28, 5), display_name: 'renamed' });
+      assert.equal(over.code, 'invalid_argument');
+      assert.match(over.message, /^axes: store:\S+ would have 33 axes; an entity has at most 32 \(it has 30\)$/);
+      const got = await rest(t, key, { method: 'GET', path: `/v1/entities/${capped}` });
+      assert.equal(got.data.axes.length, 30);
+      assert.equal(got.data.display_name, '');
+      // up to 32, and the existing ones updated, are fine
+      const full = await createEntity(protocol, capped, { axes: axes(25, 7) });
+      assert.equal(full.code, 'ok', full.message);
+      assert.equal((protocol === 'rest' ? full.data : full.data.entity).axes.length, 32);
+      assert.equal((await createEntity(protocol, capped, { axes: [{ name: 'a0', unit: 'units', kind: 'count' }] })).code, 'ok');
+      assert.equal((await createEntity(protocol, capped, { axes: [{ name: 'a99', kind: 'count' }] })).code, 'invalid_argument');
+    });
   });
 }
+
+test('an entity stored with more than 32 axes (before the cap): a query without axes is refused, naming them is answered', async () => {
+  const { accountId, key: k } = await t.account('enterprise');
+  const { entities, database } = t.service.ctx;
+  await database.transaction(async (trx) => {
+    await entities.upsertRow(trx, accountId, { entity: 'legacy:wide', type: 'legacy', displayName: '', frequency: 'P1D', seasonLength: 7 }, 0);
+    await entities.upsertAxes(trx, accountId, 'legacy:wide', Array.from({ length: 40 }, (_, i) => ({ name: `a${i}`, unit: '', kind: 'continuous' as const })));
+  });
+  const observations = Array.from({ length: 30 }, (_, d) => ({ axis: 'a1', time: day(d), value: 10 + (d % 7) }));
+  assert.equal((await rest(t, k, { method: 'POST', path: '/v1/entities/legacy:wide/observations', body: { observations } })).code, 'ok');
+  const all = await rest(t, k, { method: 'POST', path: '/v1/oracle/query', body: { entity: 'legacy:wide' } });
+  assert.equal(all.code, 'invalid_argument');
+  assert.equal(all.message, 'axes: entity legacy:wide has 40 axes: name at most 32 of them');
+  const named = await rest(t, k, { method: 'POST', path: '/v1/oracle/query', body: { entity: 'legacy:wide', axes: ['a1'] } });
+  assert.equal(named.code, 'ok', named.message);
+});
 
 describe('pagination', () => {
   beforeAll(async () => {

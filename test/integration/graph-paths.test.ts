@@ -190,3 +190,30 @@ test('more than 5,000 entities within depth: 400 naming the limit', async () => 
   }
   assert.equal((await query('rest', { from: 'spoke:s1', direction: 'up', depth: 1 }, k)).data.paths.length, 1);
 });
+
+test('a bottleneck before a dense cluster: a path query with `to` does not walk the cluster (found by QA: seconds of blocked process per query)', async () => {
+  // from → z → to, z → a00..a31, every a → every b: past z, nothing reaches `to` again
+  const { accountId, key: k } = await t.account('enterprise');
+  const { entities, relations, database } = t.service.ctx;
+  const pad = (i: number) => String(i).padStart(2, '0');
+  await database.transaction(async (trx) => {
+    const add = (entity: string) => entities.upsertRow(trx, accountId, { entity, type: 'g', displayName: '', frequency: 'P1D', seasonLength: 7 }, 0);
+    for (const e of ['g:from', 'g:z', 'g:to']) await add(e);
+    await relations.add(trx, accountId, 'g:from', 'g:z', 'contains', 0);
+    await relations.add(trx, accountId, 'g:z', 'g:to', 'contains', 0);
+    for (let i = 0; i < 32; i++) {
+      await add(`g:a${pad(i)}`);
+      await add(`g:b${pad(i)}`);
+    }
+    for (let i = 0; i < 32; i++) {
+      await relations.add(trx, accountId, 'g:z', `g:a${pad(i)}`, 'contains', 0);
+      for (let j = 0; j < 32; j++) await relations.add(trx, accountId, `g:a${pad(i)}`, `g:b${pad(j)}`, 'contains', 0);
+    }
+  });
+  for (const protocol of ['rest', 'grpc'] as const) {
+    const o = await query(protocol, { from: 'g:from', to: 'g:to', direction: 'both', depth: 8 }, k);
+    assert.equal(o.code, 'ok', o.message);
+    assert.deepEqual(o.data.paths.map(show), ['g:from>g:z>g:to']);
+    assert.equal(nextCursor(o), '');
+  }
+});

@@ -39,7 +39,10 @@ export interface CreateEntityRequest {
   frequency: string;
   /** 1..1000; 0 = default from the frequency (or keep the current one when updating). */
   seasonLength: number;
-  /** Axes to create or update, at most 32 (names unique). */
+  /**
+   * Axes to create or update, at most 32 (names unique). An entity has at most 32 axes in all:
+   * an update that would take it past 32 is refused with 400 `invalid_argument` (field `axes`).
+   */
   axes: Axis[];
   /** Entities that contain this one (`contains` relations to add), at most 32; each must exist. */
   parents: string[];

@@ -31,7 +31,8 @@ export interface CreateEntityRequestInput {
    */
   seasonLength?: number | undefined;
   /**
-   * Axes to create or update, at most 32 (names unique).
+   * Axes to create or update, at most 32 (names unique). An entity has at most 32 axes in all:
+   * an update that would take it past 32 is refused with 400 `invalid_argument` (field `axes`).
    */
   axes?: AxisInput[] | undefined;
   /**

@@ -91,7 +91,12 @@ export interface Path {
 export interface QueryPathsResponse {
   /** The page of paths, in depth-first order. */
   paths: Path[];
-  /** Cursor for the next page; empty on the last page. */
+  /**
+   * Cursor for the next page; empty on the last page. A page may hold fewer paths than
+   * `page_size`, even none, and still have a cursor: each page's walk examines at most 100,000
+   * edges (with `to`, the paths that end elsewhere are walked but not listed), so keep paging
+   * until the cursor is empty.
+   */
   nextCursor: string;
 }
 
