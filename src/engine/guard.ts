@@ -33,7 +33,10 @@ export interface GuardBand {
 
 /**
  * The plausibility band for `h` steps after `y`: at step k (1-based)
- *   [min(y) − K·d·k, max(y) + K·d·k],
+ *   [min(y) − K·d·(g + k), max(y) + K·d·(g + k)],
+ * g the missing values at the end of `y` (step k lies g + k steps after the last observation:
+ * found by QA, a trend whose last 10 values were missing had its first steps cut to a single
+ * value below the truth, 95% coverage 0.76 where the models' own intervals held 0.94),
  * with d the mean absolute change between consecutive observations — over the whole history or
  * over its last max(`RECENT_CHANGES`, 2h) changes, whichever is larger (why: a trend that has
  * accelerated, M4 weekly W211 rising 180 a week after decades of 27) — and K = `widths`; forecasts
@@ -48,6 +51,7 @@ export function guardBand(y: Series, h: number, widths = GUARD_WIDTHS): GuardBan
   let hi = -Infinity;
   const changes: number[] = [];
   let prev = NaN;
+  let last = -1;
   for (let t = 0; t < y.length; t++) {
     const v = y[t];
     if (!Number.isFinite(v)) continue;
@@ -55,14 +59,16 @@ export function guardBand(y: Series, h: number, widths = GUARD_WIDTHS): GuardBan
     if (v > hi) hi = v;
     if (Number.isFinite(prev)) changes.push(Math.abs(v - prev));
     prev = v;
+    last = t;
   }
+  const gap = y.length - 1 - last;
   if (changes.length === 0) return null;
   const mean = (from: number) => changes.slice(from).reduce((a, b) => a + b, 0) / (changes.length - from);
   const d = Math.max(mean(0), mean(Math.max(0, changes.length - Math.max(RECENT_CHANGES, 2 * h))));
   const lower = new Float64Array(h);
   const upper = new Float64Array(h);
   for (let k = 0; k < h; k++) {
-    const reach = widths * d * (k + 1);
+    const reach = widths * d * (gap + k + 1);
     lower[k] = lo - reach;
     upper[k] = hi + reach;
   }

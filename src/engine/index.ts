@@ -11,7 +11,7 @@
  * Pure and deterministic: same input and options → bit-identical output.
  */
 import { CLOSED_CYCLES, CLOSED_MIN_OBSERVED, closedCycles, closePositions, firstClosedSteps, firstSteps, unobservedCycles } from './closed';
-import { backtest, confidenceScore, NO_BACKTEST_WARNING, type BacktestResult } from './backtest';
+import { backtest, confidenceScore, MAX_ORIGINS, NO_BACKTEST_WARNING, type BacktestResult } from './backtest';
 import { applyCalibration, planCalibration, type CalibrationPlan } from './calibration/conformal';
 import { calibrationPrior } from './calibration/prior';
 import { InsufficientDataError, InvalidSeriesError } from './errors';
@@ -163,6 +163,13 @@ export function forecastSeries(y: Series, info: SeriesInfo, options: ForecastOpt
   if (!Number.isInteger(seed)) throw new InvalidSeriesError(`seed must be an integer, got ${seed}`);
   const level = options.level ?? 0.95;
   if (!(level > 0 && level < 1)) throw new InvalidSeriesError(`level must be in (0, 1), got ${level}`);
+  // found by QA: an unknown mode ran as `auto`, and origins of 1.5 or NaN were taken as 1 and as none, without a word
+  if (options.calibrate !== undefined && !['auto', 'off', 'force'].includes(options.calibrate)) {
+    throw new InvalidSeriesError(`calibrate must be auto, off or force, got ${JSON.stringify(options.calibrate)}`);
+  }
+  if (options.origins !== undefined && !(Number.isInteger(options.origins) && options.origins >= 0)) {
+    throw new InvalidSeriesError(`origins must be a whole number ≥ 0 (at most ${MAX_ORIGINS} are used), got ${options.origins}`);
+  }
   checkInfo(info);
   const series = checkSeries(y, info);
   const notes: string[] = [];

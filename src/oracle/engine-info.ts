@@ -86,8 +86,14 @@ import type { SeriesInfo } from '../engine/types';
  * figure unchanged but car parts (4 of its 2,509 series now pass: MSIS 10.593 → 10.608).
  * 1.15.1: that test holds back the largest 1% of its table's cells (found by QA: one wild count,
  * an incident hour among counts of about 1, hid a real cycle, and the answer lost it).
+ * 1.15.2: missing values at the end of a series count as steps (found by QA): the plausibility
+ * band reaches as far as the steps since the last observation (`guard.ts`: a trend whose last 10
+ * values were missing had its first steps cut to a single value below the truth), and the random
+ * walks (`naive`, `snaive`, `rwdrift`, `naive2`) forecast from the last observation as many steps
+ * on (their drift started 10 steps behind); unknown `calibrate` modes and origins that are not whole
+ * numbers ≥ 0 are named errors. Every benchmark figure unchanged (no benchmark series ends in a gap).
  */
-export const ENGINE_INFO = { name: 'forecast-engine', version: '1.15.1', runtime: `node ${process.versions.node}` } as const;
+export const ENGINE_INFO = { name: 'forecast-engine', version: '1.15.2', runtime: `node ${process.versions.node}` } as const;
 
 /**
  * Seasonal periods for an entity: its season length first, plus the longer cycle its frequency

@@ -6,13 +6,17 @@
  *
  * Intervals as R: residual mse × the number of seasonal steps (plus (k·se(b))² with drift).
  * Missing values: a missing y[t] is replaced by the value one lag earlier, as R does, before
- * the last cycle is read; residuals skip missing pairs.
+ * the last cycle is read; residuals skip missing pairs. Unlike R, missing values at the end count
+ * as steps: the walk is forecast from the last observation and its steps up to the series' end
+ * dropped, so the drift and the spread of step k are those of the steps since the last value
+ * (found by QA: R's way, a drift from a trend whose last 10 values were missing started 10 steps
+ * behind, 95% coverage 0).
  */
 import { multiplicativeSeasonalFigure } from '../decompose/classical';
 import { InsufficientDataError, InvalidSeriesError } from '../errors';
 import { countFinite } from '../math/stats';
 import type { Fitted, ModelFamily, Series, SeriesInfo } from '../types';
-import { linearGaussianForecast } from './naive-forecast';
+import { dropLeading, linearGaussianForecast } from './naive-forecast';
 
 /** Options of the random-walk family. */
 export interface RandomWalkOptions {
@@ -62,7 +66,11 @@ export function fitRandomWalk(y: Series, lag: number, drift: boolean, name: stri
   // R forecast.rw_model: mse = Σres² / (count − [drift ≠ 0]); se(b) = sd(res)/√count.
   const mse = ss / (count - (b !== 0 ? 1 : 0));
   const bSe = drift && count > 1 ? Math.sqrt(ss / (count - 1) / count) : 0;
-  const future = filled.slice(n - lag);
+  // the walk starts at the last observation; the missing values after it are steps already taken
+  let end = n;
+  while (!Number.isFinite(y[end - 1])) end--;
+  const gap = n - end;
+  const future = filled.slice(end - lag, end);
   const warnings: string[] = [];
   for (let i = 0; i < lag; i++) {
     if (!Number.isFinite(future[i])) {
@@ -81,14 +89,14 @@ export function fitRandomWalk(y: Series, lag: number, drift: boolean, name: stri
     fitted,
     warnings,
     forecast(h: number) {
-      const mean = new Float64Array(h);
-      const extra = new Float64Array(h);
-      for (let k = 0; k < h; k++) {
+      const mean = new Float64Array(gap + h);
+      const extra = new Float64Array(gap + h);
+      for (let k = 0; k < gap + h; k++) {
         const steps = Math.floor(k / lag) + 1;
         mean[k] = future[k % lag] + steps * b;
         extra[k] = steps * bSe;
       }
-      return linearGaussianForecast({ model: name, mean, sigma, psi: (j) => (j % lag === 0 ? 1 : 0), extra });
+      return dropLeading(linearGaussianForecast({ model: name, mean, sigma, psi: (j) => (j % lag === 0 ? 1 : 0), extra }), gap);
     },
   };
 }

@@ -44,6 +44,11 @@ test('named errors for bad input, too little data and unknown models', () => {
   assert.throws(() => forecastSeries([5], { period: 1 }, { horizon: 3 }), InsufficientDataError);
   assert.throws(() => forecastSeries([NaN, NaN], { period: 1 }, { horizon: 3 }), InsufficientDataError);
   assert.throws(() => forecastSeries([1, 2, 3, 4], { period: 1 }, { horizon: 1, model: 'prophet' }), UnknownModelError);
+  // options (found by QA: an unknown mode ran as auto, origins 1.5 as 1, NaN as none)
+  for (const options of [{ calibrate: 'bogus' as never }, { origins: 1.5 }, { origins: NaN }, { origins: -1 }]) {
+    assert.throws(() => forecastSeries([1, 2, 3, 4, 5, 6], { period: 1 }, { horizon: 1, ...options }), InvalidSeriesError, JSON.stringify(options));
+  }
+  assert.doesNotThrow(() => forecastSeries([1, 2, 3, 4, 5, 6], { period: 1 }, { horizon: 1, origins: 0, calibrate: 'off' }));
   for (const model of ['mix:naive*0+snaive', 'naive*-1+snaive', 'naive*x+snaive', '*2+naive', 'naive*1e3+snaive', 'naive*Infinity+snaive']) {
     assert.throws(() => forecastSeries([1, 2, 3, 4], { period: 1 }, { horizon: 1, model }), UnknownModelError, model);
   }

@@ -47,6 +47,19 @@ test('the band: history range widened by K × the mean absolute change × step, 
   assert.equal(guardBand(y, 1)!.upper[0], y[y.length - 1] + GUARD_WIDTHS * 10);
 });
 
+test('missing values at the end count as steps: the reach at step k is that of g + k steps (found by QA)', () => {
+  const band = guardBand([10, 12, 11, 14, NaN, NaN], 2)!;
+  for (let k = 0; k < 2; k++) assert.equal(band.upper[k], 14 + GUARD_WIDTHS * 2 * (2 + k + 1));
+  // a trend whose last 10 values are missing: the first steps keep the models' intervals, around the truth
+  const trend = Array.from({ length: 60 }, (_, t) => (t >= 50 ? NaN : 100 + 2 * t + Math.sin(1.7 * t)));
+  const r = forecastSeries(trend, { period: 1 }, { horizon: 3 });
+  assert.ok(!r.warnings.some((w) => w.startsWith('intervals cut')), r.warnings.join(' | '));
+  r.distribution.steps.forEach((s, k) => {
+    const truth = 100 + 2 * (60 + k);
+    assert.ok(s.quantile(0.025) < truth && truth < s.quantile(0.975), `step ${k + 1}: [${s.quantile(0.025)}, ${s.quantile(0.975)}] vs ${truth}`);
+  });
+});
+
 test('censoring: ordinary forecasts untouched, a blown-up one cut to the band with consistent quantiles, cdf and paths', () => {
   const band = guardBand([100, 102, 101, 104, 103], 4)!;
   const fine = normals([103, 103, 103, 103], [1, 1.5, 2, 2.5]);

@@ -60,6 +60,25 @@ test('missing values: last cycle read through gaps, no NaN out', () => {
   for (const st of s.steps) assert.ok(Number.isFinite(st.quantile(0.9)));
 });
 
+test('missing values at the end are steps already taken: drift and spread counted from the last observation (found by QA)', () => {
+  // a trend of 2 a step, the last 3 values missing: rwdrift continues from the last value 4 steps on at step 1
+  const y = [0, 2, 4, 6, 8, 10, 12, NaN, NaN, NaN];
+  const f = rwDrift.fit(y, { period: 1 }).forecast(2);
+  assert.deepEqual(Array.from(f.mean), [20, 22]);
+  // naive's spread at step k is that of 3 + k steps; the series without its gap forecasts the same law further out
+  const noisy = [5, 7, 4, 8, 6, 9, 5, NaN, NaN, NaN];
+  const gap = naive.fit(noisy, { period: 1 }).forecast(2);
+  const whole = naive.fit(noisy.slice(0, 7), { period: 1 }).forecast(5);
+  for (let k = 0; k < 2; k++) {
+    assert.equal(gap.mean[k], whole.mean[k + 3]);
+    assert.ok(Math.abs(gap.steps[k].quantile(0.975) - whole.steps[k + 3].quantile(0.975)) < 1e-12);
+  }
+  assert.deepEqual(
+    gap.samplePaths(3, 7).map((p) => Array.from(p)),
+    whole.samplePaths(3, 7).map((p) => Array.from(p.slice(3))),
+  );
+});
+
 test('edge cases: constant series gives a point mass; too short is a named error', () => {
   const f = naive.fit([5, 5, 5], { period: 1 }).forecast(2);
   assert.equal(f.steps[1].quantile(0.99), 5);
