@@ -4,6 +4,7 @@ import { jsonArrayFrom as postgresJsonArrayFrom } from 'kysely/helpers/postgres'
 import { jsonArrayFrom as sqliteJsonArrayFrom } from 'kysely/helpers/sqlite';
 import type { Database, Queryable } from '../store/database';
 import { preparedQuery } from '../store/prepared';
+import { nextTurn, ROWS_PER_TURN } from '../store/turns';
 import type { Frequency } from './frequency';
 import type { EntitiesTable } from '../store/schema';
 
@@ -226,6 +227,27 @@ export class EntityStore {
     return this.database.transaction(async (trx) => {
       // locked first: a write that depends on the entity (holding it `share`) commits before, or sees it gone
       if (!(await this.lock(trx, accountId, [entity], 'update')).has(entity)) return false;
+      // observations a slice at a time per axis, the event loop served between slices (`store/turns.ts`)
+      const axes = await trx.selectFrom('axes').select('name').where('account_id', '=', accountId).where('entity', '=', entity).execute();
+      for (const { name } of axes) {
+        const ofAxis = () => trx.deleteFrom('observations').where('account_id', '=', accountId).where('entity', '=', entity).where('axis', '=', name);
+        for (;;) {
+          const cut = await trx
+            .selectFrom('observations')
+            .select('time')
+            .where('account_id', '=', accountId)
+            .where('entity', '=', entity)
+            .where('axis', '=', name)
+            .orderBy('time')
+            .limit(1)
+            .offset(ROWS_PER_TURN)
+            .executeTakeFirst();
+          if (!cut) break;
+          await ofAxis().where('time', '<', cut.time).execute();
+          await nextTurn();
+        }
+        await ofAxis().execute();
+      }
       await trx.deleteFrom('observations').where('account_id', '=', accountId).where('entity', '=', entity).execute();
       await trx.deleteFrom('axes').where('account_id', '=', accountId).where('entity', '=', entity).execute();
       await trx

@@ -9,6 +9,7 @@
  */
 import type { Transaction } from 'kysely';
 import type { Database, Queryable } from '../store/database';
+import { nextTurn, ROWS_PER_TURN } from '../store/turns';
 import { KeyedMutex } from '../store/keyed-mutex';
 import { prepared } from '../store/prepared';
 import type { Schema } from '../store/schema';
@@ -115,8 +116,11 @@ export class ObservationStore {
           .executeTakeFirstOrThrow();
         await checkSpans(trx, accountId, ranges);
         await trx.insertInto('revisions').values({ account_id: accountId, revision, create_time: now, observation_count: accepted }).execute();
+        let sinceTurn = 0;
         for (const batch of batches) {
           for (let i = 0; i < batch.rows.length; i += CHUNK) {
+            if (sinceTurn >= ROWS_PER_TURN) (await nextTurn(), (sinceTurn = 0));
+            sinceTurn += Math.min(CHUNK, batch.rows.length - i);
             const chunk = batch.rows.slice(i, i + CHUNK).map((r) => ({
               account_id: accountId,
               entity: batch.entity,
@@ -135,6 +139,7 @@ export class ObservationStore {
         // PostgreSQL 4 s for 2,000 rows, 60 s for 6,000, on tables not yet analysed).
         let corrections = 0;
         for (const { entity, axis, min, max } of ranges) {
+          if (accepted > ROWS_PER_TURN) await nextTurn();
           const { n } = await trx
             .selectFrom((eb) =>
               eb

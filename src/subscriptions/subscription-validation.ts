@@ -39,6 +39,8 @@ export async function checkUrl(raw: string, policy: UrlPolicy, field = 'url'): P
   }
   if (url.username || url.password) throw invalidArgument(field, 'must not carry user information (user:password@)');
   if (url.hash) throw invalidArgument(field, 'must not carry a fragment (#…)');
+  // found by QA: port 0 was accepted, where no delivery can ever arrive
+  if (url.port === '0') throw invalidArgument(field, 'port 0 cannot be delivered to');
   try {
     const literal = literalHost(url);
     if (literal !== undefined) {

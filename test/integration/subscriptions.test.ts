@@ -78,6 +78,7 @@ describe('create', () => {
       [{ entity: 'store:berlin', url: 'ftp://hooks.example.com/x' }, 'url'],
       [{ entity: 'store:berlin', url: 'https://user:pw@hooks.example.com/x' }, 'url'],
       [{ entity: 'store:berlin', url: `${HOOK}#frag` }, 'url'],
+      [{ entity: 'store:berlin', url: 'https://hooks.example.com:0/x' }, 'url'],
       [{ entity: 'store:berlin', url: `https://hooks.example.com/${'a'.repeat(2100)}` }, 'url'],
       [{ entity: 'store:berlin', url: 'https://inside.example.com/x' }, 'url'],
       [{ entity: 'store:berlin', url: 'https://no-such-host.invalid/x' }, 'url'],

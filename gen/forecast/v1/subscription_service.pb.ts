@@ -74,7 +74,7 @@ export interface CreateSubscriptionRequest {
   includeDescendants: boolean;
   /**
    * `https://…` URL (plain `http` only if the operator allows it), at most 2,048 characters,
-   * without user information or fragment; its host must resolve to public addresses.
+   * without user information, fragment or port 0; its host must resolve to public addresses.
    */
   url: string;
   /** Event types to send: `drift.detected`, `drift.resolved`. Default (empty): both. */

@@ -27,7 +27,7 @@ export interface CreateSubscriptionRequestInput {
   includeDescendants?: boolean | undefined;
   /**
    * `https://…` URL (plain `http` only if the operator allows it), at most 2,048 characters,
-   * without user information or fragment; its host must resolve to public addresses.
+   * without user information, fragment or port 0; its host must resolve to public addresses.
    * Required.
    */
   url: string;

@@ -1,0 +1,63 @@
+/**
+ * Large writes give other requests their turn (`store/turns.ts`): found by QA, a 1,000,000-row
+ * bulk ingest held the whole process for 4–7 s on SQLite, deleting that entity 1–2 s. Checked by
+ * counting the turns of the event loop that pass while the write runs (no timing), and that a
+ * read meanwhile sees all of the write or none of it.
+ */
+import { afterAll, beforeAll, test } from '@jest/globals';
+import assert from 'node:assert/strict';
+import { ROWS_PER_TURN } from '../../src/store/turns';
+import { rest } from '../helpers/dual';
+import { startTestService, type TestService } from '../helpers/service';
+
+let t: TestService;
+beforeAll(async () => {
+  t = await startTestService();
+});
+afterAll(() => t.close());
+
+const ROWS = 5 * ROWS_PER_TURN;
+
+/** Turns of the event loop that pass while `work` runs, and what `during` (started at the first turn) saw. */
+async function turnsDuring<T>(work: () => Promise<unknown>, during: () => Promise<T>): Promise<{ turns: number; seen: T | undefined }> {
+  let turns = 0;
+  let done = false;
+  let seen: T | undefined;
+  let read: Promise<void> | undefined;
+  const tick = () => {
+    if (done) return;
+    turns++;
+    if (turns === 1) read = during().then((v) => void (seen = v));
+    setImmediate(tick);
+  };
+  setImmediate(tick);
+  await work();
+  done = true;
+  await read;
+  return { turns, seen };
+}
+
+test('an ingest of 50,000 rows and the delete of its entity let the event loop turn; a read meanwhile sees all of it or none', async () => {
+  const { accountId, key } = await t.account('enterprise');
+  const { observations } = t.service.ctx;
+  const created = await rest(t, key, { method: 'POST', path: '/v1/entities', body: { entity: 'meter:big', frequency: 'PT1H', axes: [{ name: 'kwh' }] } });
+  assert.equal(created.code, 'ok', created.message);
+  const start = Date.UTC(2020, 0, 1);
+  const rows = Array.from({ length: ROWS }, (_, i) => ({ axis: 'kwh', time: start + i * 3_600_000, value: i % 24 }));
+  const ingest = await turnsDuring(
+    () => observations.ingest(accountId, [{ entity: 'meter:big', rows }], Date.now()),
+    () => observations.series(accountId, 'meter:big', 'kwh', Number.MAX_SAFE_INTEGER),
+  );
+  assert.ok(ingest.turns >= 4, `${ingest.turns} turns`);
+  assert.ok(ingest.seen && (ingest.seen.length === 0 || ingest.seen.length === ROWS), `a read saw ${ingest.seen?.length} of ${ROWS} rows`);
+  assert.equal((await observations.series(accountId, 'meter:big', 'kwh', Number.MAX_SAFE_INTEGER)).length, ROWS);
+
+  const del = await turnsDuring(
+    () => t.service.ctx.entities.delete(accountId, 'meter:big'),
+    () => observations.series(accountId, 'meter:big', 'kwh', Number.MAX_SAFE_INTEGER),
+  );
+  assert.ok(del.turns >= 4, `${del.turns} turns`);
+  assert.ok(del.seen && (del.seen.length === 0 || del.seen.length === ROWS), `a read saw ${del.seen?.length} of ${ROWS} rows`);
+  assert.equal((await observations.series(accountId, 'meter:big', 'kwh', Number.MAX_SAFE_INTEGER)).length, 0);
+  assert.equal((await rest(t, key, { method: 'GET', path: '/v1/entities/meter:big' })).code, 'not_found');
+});
