@@ -8,7 +8,7 @@ import { parseEntityId } from '../entities/entity-id';
 import { parseTime } from '../entities/frequency';
 import { accountOf } from '../rpc/context';
 import { invalidArgument, NotFoundError } from '../rpc/errors';
-import { pageSize, splitPage, type CursorCodec } from '../rpc/pagination';
+import { MAX_PAGE_BYTES, pageSize, splitPage, type CursorCodec } from '../rpc/pagination';
 import { bindService, type ServiceBinding } from '../rpc/registry';
 import type { CanonicalJson } from './canonical';
 import { envelopeJson, envelopePayload } from './dsse';
@@ -61,7 +61,8 @@ export function manifestService(deps: ManifestServiceDeps): ServiceBinding {
         const query = `ListManifests|${entity ?? ''}|${start ?? ''}|${end ?? ''}`;
         const before = req.cursor ? cursors.decode<{ t: number; q: string }>(accountId, query, req.cursor) : undefined;
         const rows = await manifests.list(accountId, { entity, start, end, before: before && [before.t, before.q], limit: size + 1 });
-        const { page, more } = splitPage(rows, size);
+        // the canonical JSON's length bounds the message's (its protobuf encoding is smaller)
+        const { page, more } = splitPage(rows, size, { of: (m) => m.json.length, maxBytes: MAX_PAGE_BYTES });
         const last = page[page.length - 1];
         return {
           manifests: page.map((m) => canonical.parseManifest(m.json)),

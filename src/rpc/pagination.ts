@@ -65,7 +65,25 @@ export class CursorCodec {
   }
 }
 
-/** Take `size + 1` fetched rows, return the page and whether more follow. */
-export function splitPage<T>(rows: T[], size: number): { page: T[]; more: boolean } {
-  return rows.length > size ? { page: rows.slice(0, size), more: true } : { page: rows, more: false };
+/**
+ * Take `size + 1` fetched rows, return the page and whether more follow. With `bytes`, the page
+ * also ends before the row that would take its rows' `bytes` past `maxBytes` (at least one row).
+ */
+export function splitPage<T>(rows: T[], size: number, bytes?: { readonly of: (row: T) => number; readonly maxBytes: number }): { page: T[]; more: boolean } {
+  let end = Math.min(size, rows.length);
+  if (bytes) {
+    let total = 0;
+    for (let i = 0; i < end; i++) {
+      total += bytes.of(rows[i]);
+      if (i > 0 && total > bytes.maxBytes) end = i;
+    }
+  }
+  return end < rows.length ? { page: rows.slice(0, end), more: true } : { page: rows, more: false };
 }
+
+/**
+ * Most bytes of items on one page of a list whose items can be large (manifests). Why: a default
+ * gRPC client receives messages of at most 4 MiB (found by QA: a page of 200 manifests of a wide
+ * entity was 4.1 MB, refused by grpc-js's default client, while REST served it).
+ */
+export const MAX_PAGE_BYTES = 3 * 1024 * 1024;

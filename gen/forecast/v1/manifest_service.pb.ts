@@ -60,7 +60,11 @@ export interface ListManifestsRequest {
 export interface ListManifestsResponse {
   /** The page, newest first. */
   manifests: Manifest[];
-  /** Cursor for the next page; empty on the last page. */
+  /**
+   * Cursor for the next page; empty on the last page. A page may hold fewer manifests than
+   * `page_size`: it ends before the manifest that would take it past about 3 MiB (at least one),
+   * so a default gRPC client (4 MiB per message) can receive every page.
+   */
   nextCursor: string;
 }
 

@@ -1,6 +1,6 @@
 import { test } from '@jest/globals';
 import assert from 'node:assert/strict';
-import { CursorCodec, pageSize } from '../../../src/rpc/pagination';
+import { CursorCodec, pageSize, splitPage } from '../../../src/rpc/pagination';
 import { ServiceError } from '../../../src/rpc/errors';
 
 test('page size: default, cap, refusal', () => {
@@ -34,4 +34,15 @@ test('a cursor is exactly payload.signature: junk after or around it, or an over
     assert.throws(() => codec.decode('acct_1', 'q', bad), invalid, JSON.stringify(bad.slice(-10)));
   }
   assert.deepEqual(codec.decode('acct_1', 'q', c), { e: 'store:x' });
+});
+
+test('splitPage: size + 1 rows say more follow; a byte budget ends the page earlier, never before its first row', () => {
+  assert.deepEqual(splitPage([1, 2, 3], 2), { page: [1, 2], more: true });
+  assert.deepEqual(splitPage([1, 2], 2), { page: [1, 2], more: false });
+  const bytes = { of: (n: number) => n, maxBytes: 10 };
+  assert.deepEqual(splitPage([4, 5, 6, 7], 3, bytes), { page: [4, 5], more: true });
+  assert.deepEqual(splitPage([4, 6], 3, bytes), { page: [4, 6], more: false });
+  assert.deepEqual(splitPage([4, 7], 3, bytes), { page: [4], more: true });
+  assert.deepEqual(splitPage([50, 1], 3, bytes), { page: [50], more: true });
+  assert.deepEqual(splitPage([50], 3, bytes), { page: [50], more: false });
 });
