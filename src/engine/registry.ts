@@ -11,6 +11,7 @@
  * `auto` is resolved per series by `autoModelName` (called by the facade, `index.ts`).
  */
 import { seasonalPeriods } from './periods';
+import { seasonalStrength } from './decompose/classical';
 import { withoutClosed } from './closed';
 import { withDemandFloor } from './distributions/count';
 import { ensembleFamily } from './ensemble';
@@ -543,6 +544,41 @@ export function isIntermittent(y: ArrayLike<number>): boolean {
 export const AUTO_DAILY_MODEL = 'autoreg';
 
 /**
+ * `auto` for daily data whose weekly cycle is strong (`strongWeeklyCycle`; engine 1.16.0): the AR
+ * and ETS quantile-averaged. Why: found by QA, daily data with a stable weekly cycle (a shop's
+ * week) got the AR's intervals at about twice the true law's width and a point forecast that
+ * repeats last week's noise (error 1.27 true sds); ETS keeps a smoothed weekly profile. Adopted by
+ * a rule written before its code (round 40), judged on known truth with new seeds and on web
+ * traffic windows no round had scored: on shops with a strong cycle or closed days (lognormal and
+ * Poisson, 84–730 days, 14 ahead) the 19-quantile loss fell by 7–21% (mean ×0.87 over 18 cells,
+ * none worse), 95% coverage 93.3–96.4%; on random walks, spiky counts, level shifts and weak cycles
+ * it never fired; on web traffic (whose weekly cycles are weak: strength < 0.3 for 94% of series)
+ * it fired on none of 1,000 series in two unseen windows nor at the benchmark origin, so every
+ * benchmark figure is unchanged. On the QA's daily shape (a weekly sine, 120 and 365 days) the 95%
+ * width went from 2.05× to 1.4× the true law's and the point error from 1.27 to 0.65 sds. Cost:
+ * 25–36 ms a forecast instead of 3–4 (ETS on a daily history). The weak part of the rule: the
+ * shared data holds no real daily series with a strong weekly cycle, so real evidence for the
+ * combination is only that it leaves web traffic alone.
+ */
+export const AUTO_DAILY_SEASONAL_MODEL = 'autoreg+ets';
+
+/** Values the weekly cycle's strength is read from (`strongWeeklyCycle`). */
+export const WEEKLY_STRENGTH_WINDOW = 56;
+
+/** Strength from which the weekly cycle is strong (`strongWeeklyCycle`; set before scoring, not tuned). */
+export const STRONG_WEEKLY_CYCLE = 0.64;
+
+/**
+ * True when the last `WEEKLY_STRENGTH_WINDOW` values, all observed, in log(1 + max(0, y)), have a
+ * weekly cycle of strength (`seasonalStrength`) at least `STRONG_WEEKLY_CYCLE`.
+ */
+export function strongWeeklyCycle(y: ArrayLike<number>): boolean {
+  if (y.length < WEEKLY_STRENGTH_WINDOW) return false;
+  const last = Float64Array.from({ length: WEEKLY_STRENGTH_WINDOW }, (_, i) => Math.log1p(Math.max(0, y[y.length - WEEKLY_STRENGTH_WINDOW + i])));
+  return seasonalStrength(last, 7) >= STRONG_WEEKLY_CYCLE;
+}
+
+/**
  * `auto` for long non-seasonal series (period 1, at least `LONG_SERIES` observations): DOTM + ETS,
  * without the standard Theta. Chosen from rolling-origin evidence on the training windows, not
  * the test windows: for every class of the calibration priors (period × length, at least 100
@@ -595,7 +631,7 @@ export function autoModelName(y: ArrayLike<number>, info: SeriesInfo): string {
     // low counts that follow a cycle (events per hour by hour of day and weekday): see `AUTO_COUNT_SEASONAL_MODEL`
     return info.kind === 'count' && hasCountCycle(y, info) ? AUTO_COUNT_SEASONAL_MODEL : intermittentModel(info);
   }
-  if (info.period === 7) return AUTO_DAILY_MODEL;
+  if (info.period === 7) return strongWeeklyCycle(y) ? AUTO_DAILY_SEASONAL_MODEL : AUTO_DAILY_MODEL;
   // cycles are counted in observations: a gap filled by interpolation shows no cycle (found by QA: 3 cycles
   // of 5-minute slots with the last one missing went to the seasonal AR, whose lags read the filled-in day)
   const n = countFinite(y);

@@ -115,3 +115,29 @@ export function multiplicativeSeasonalFigure(
   for (let i = 0; i < period; i++) if (!(figure[i] > 1e-4) || !Number.isFinite(figure[i])) return null;
   return figure;
 }
+
+/**
+ * Strength of the seasonal cycle of period `m` (Wang, Smith & Hyndman 2006; Hyndman &
+ * Athanasopoulos, FPP3 §4.3): max(0, 1 − var(R) / var(S + R)) of the classical additive
+ * decomposition of `y`, over the positions where its trend is defined. NaN when `y` has a
+ * missing value or fewer than two cycles beyond the trend's ends.
+ */
+export function seasonalStrength(y: ArrayLike<number>, m: number): number {
+  for (let t = 0; t < y.length; t++) if (!Number.isFinite(y[t])) return NaN;
+  if (y.length < 3 * m) return NaN;
+  const { trend, seasonal } = classicalDecompose(y, m, 'additive');
+  const rem: number[] = [];
+  const both: number[] = [];
+  for (let t = 0; t < y.length; t++) {
+    if (!Number.isFinite(trend[t])) continue;
+    const r = y[t] - trend[t] - seasonal[t];
+    rem.push(r);
+    both.push(r + seasonal[t]);
+  }
+  const variance = (a: readonly number[]) => {
+    const mean = a.reduce((s, v) => s + v, 0) / a.length;
+    return a.reduce((s, v) => s + (v - mean) ** 2, 0) / (a.length - 1);
+  };
+  const total = variance(both);
+  return total > 0 ? Math.max(0, 1 - variance(rem) / total) : 0;
+}
