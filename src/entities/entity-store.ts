@@ -243,7 +243,9 @@ export class EntityStore {
             .offset(ROWS_PER_TURN)
             .executeTakeFirst();
           if (!cut) break;
-          await ofAxis().where('time', '<', cut.time).execute();
+          const { numDeletedRows } = await ofAxis().where('time', '<', cut.time).executeTakeFirst();
+          // more than a slice of revisions of one time: the rest in one statement (never a loop that deletes nothing)
+          if (Number(numDeletedRows) === 0) break;
           await nextTurn();
         }
         await ofAxis().execute();

@@ -9,7 +9,7 @@
  */
 import type { Transaction } from 'kysely';
 import type { Database, Queryable } from '../store/database';
-import { nextTurn, ROWS_PER_TURN } from '../store/turns';
+import { nextTurn, ROWS_PER_TURN, TurnGate } from '../store/turns';
 import { KeyedMutex } from '../store/keyed-mutex';
 import { prepared } from '../store/prepared';
 import type { Schema } from '../store/schema';
@@ -79,6 +79,7 @@ export class ObservationStore {
   private readonly latest;
   private readonly newest;
   private readonly accountWrites = new KeyedMutex();
+  private readonly seriesGate = new TurnGate();
   private readonly listeners: IngestListener[] = [];
 
   constructor(private readonly database: Database) {
@@ -181,8 +182,16 @@ export class ObservationStore {
     return Number(row?.r ?? 0);
   }
 
-  /** Every observation of one axis as of `asOf`, ascending by time (for forecasting). */
+  /**
+   * Every observation of one axis as of `asOf`, ascending by time (for forecasting). On SQLite the
+   * reads take turns with other requests (`TurnGate`); PostgreSQL's run side by side.
+   */
   async series(accountId: string, entity: string, axis: string, asOf: number): Promise<{ time: number; value: number }[]> {
+    if (this.database.dialect === 'sqlite') return this.seriesGate.run(() => this.seriesNow(accountId, entity, axis, asOf));
+    return this.seriesNow(accountId, entity, axis, asOf);
+  }
+
+  private async seriesNow(accountId: string, entity: string, axis: string, asOf: number): Promise<{ time: number; value: number }[]> {
     const rows = await this.asOfQuery(accountId, entity, asOf).where('o.axis', '=', axis).orderBy('o.time').execute();
     return rows.map((r) => ({ time: Number(r.time), value: Number(r.value) }));
   }

@@ -73,6 +73,16 @@ export interface DepthModel {
 }
 
 /** The answer of a depth query. */
+/**
+ * Most entities a depth query reconciles (the whole `contains` closure under the entity, to its
+ * leaves, whatever the depth). Why, below API.md's 5,000 for traversals: the reconciliation is
+ * dense linear algebra on one thread, growing with the cube of the hierarchy's size — found by QA,
+ * 4,950 entities ran for more than 11 minutes there (515 CPU-seconds, 1.2 GB, never finished),
+ * queueing every account's depth queries behind it; 1,000 entities reconcile in 4–7 s (a warm query
+ * with another method, 2-core machine under load), 425 in about 0.5 s.
+ */
+export const MAX_RECONCILED_ENTITIES = 1000;
+
 export interface DepthResult {
   readonly forecast: Forecast;
   readonly descendants: readonly { readonly entity: string; readonly level: number; readonly forecast: Forecast }[];
@@ -128,6 +138,13 @@ export class DepthQueries {
   async run(q: DepthQuery): Promise<DepthResult | undefined> {
     const hierarchy = await loadHierarchy(this.deps.entities, this.deps.relations, q.accountId, q.root);
     if (hierarchy.entities.length === 1) return undefined;
+    if (hierarchy.entities.length > MAX_RECONCILED_ENTITIES) {
+      throw new ServiceError(
+        'invalid_argument',
+        `depth: the contains hierarchy under ${q.root.entity} has ${hierarchy.entities.length} entities; a reconciled answer (depth ≥ 1) covers at most ${MAX_RECONCILED_ENTITIES} (query an entity lower in it, or at depth 0)`,
+        { field: 'depth', limit: MAX_RECONCILED_ENTITIES },
+      );
+    }
     const axes = await Promise.all(q.axes.map((a) => axisHierarchy(hierarchy, q.depth, a, this.deps.series, q.accountId, q.asOf)));
     for (const a of axes) {
       if (a.nodes[0]?.entity !== q.root.entity) {

@@ -1,8 +1,9 @@
 /**
- * Large writes give other requests their turn (`store/turns.ts`): found by QA, a 1,000,000-row
- * bulk ingest held the whole process for 4–7 s on SQLite, deleting that entity 1–2 s. Checked by
- * counting the turns of the event loop that pass while the write runs (no timing), and that a
- * read meanwhile sees all of the write or none of it.
+ * Large writes and reads give other requests their turn (`store/turns.ts`): found by QA, a
+ * 1,000,000-row bulk ingest held the whole process for 4–7 s on SQLite, deleting that entity 1–2 s,
+ * and loading a query's 32 series of that entity 5 s. Checked by counting the turns of the event
+ * loop that pass while the work runs (no timing), and that a read meanwhile sees all of a write or
+ * none of it.
  */
 import { afterAll, beforeAll, test } from '@jest/globals';
 import assert from 'node:assert/strict';
@@ -60,4 +61,21 @@ test('an ingest of 50,000 rows and the delete of its entity let the event loop t
   assert.ok(del.seen && (del.seen.length === 0 || del.seen.length === ROWS), `a read saw ${del.seen?.length} of ${ROWS} rows`);
   assert.equal((await observations.series(accountId, 'meter:big', 'kwh', Number.MAX_SAFE_INTEGER)).length, 0);
   assert.equal((await rest(t, key, { method: 'GET', path: '/v1/entities/meter:big' })).code, 'not_found');
+});
+
+test('the series of a query, loaded together, take turns with other requests (SQLite reads synchronously)', async () => {
+  const { accountId, key } = await t.account('enterprise');
+  const axes = ['a', 'b', 'c', 'd', 'e'].map((name) => ({ name }));
+  assert.equal((await rest(t, key, { method: 'POST', path: '/v1/entities', body: { entity: 'meter:wide', frequency: 'PT1H', axes } })).code, 'ok');
+  const start = Date.UTC(2020, 0, 1);
+  const rows = axes.flatMap(({ name }) => Array.from({ length: 2_000 }, (_, i) => ({ axis: name, time: start + i * 3_600_000, value: i % 24 })));
+  const { observations, entities, series } = t.service.ctx;
+  await observations.ingest(accountId, [{ entity: 'meter:wide', rows }], Date.now());
+  const entity = (await entities.get(accountId, 'meter:wide'))!;
+  const asOf = await observations.latestRevision(accountId);
+  const load = await turnsDuring(
+    () => Promise.all(entity.axes.map((axis) => series.load(accountId, entity, axis, asOf))),
+    async () => undefined,
+  );
+  assert.ok(load.turns >= axes.length - 1, `${load.turns} turns`);
 });
