@@ -55,6 +55,7 @@ export interface DeliveryRecord {
 /** A delivery claimed for one attempt, with what the attempt needs. */
 export interface ClaimedDelivery {
   readonly id: string;
+  readonly accountId: string;
   readonly subscriptionId: string;
   readonly eventId: string;
   readonly attemptCount: number;
@@ -109,35 +110,33 @@ export class DeliveryStore {
   }
 
   /**
-   * Claim up to `limit` due deliveries of active subscriptions for `owner` until `now + leaseMs`
-   * (one statement; the candidates locked `FOR UPDATE SKIP LOCKED` on PostgreSQL, `store/claim.ts`).
+   * Claim up to `limit` due deliveries of active subscriptions for `owner` until `now + leaseMs`,
+   * none of the accounts in `except` (one statement; the candidates locked `FOR UPDATE SKIP LOCKED`
+   * on PostgreSQL, `store/claim.ts`).
    */
-  async claimDue(owner: string, now: number, leaseMs: number, limit: number): Promise<ClaimedDelivery[]> {
+  async claimDue(owner: string, now: number, leaseMs: number, limit: number, except: readonly string[] = []): Promise<ClaimedDelivery[]> {
     const db = this.database.db;
-    const due = skipLocked(
-      this.database,
-      db
-        .selectFrom('webhook_deliveries')
-        .select('id')
-        .where('state', '=', 'pending')
-        .where('next_attempt_time', '<=', now)
-        .where((eb) => unclaimedAt(eb, now))
-        .where('subscription_id', 'in', (eb) => eb.selectFrom('subscriptions').select('id').where('state', '=', 'active'))
-        .orderBy('next_attempt_time')
-        .limit(limit),
-    );
+    let candidates = db
+      .selectFrom('webhook_deliveries')
+      .select('id')
+      .where('state', '=', 'pending')
+      .where('next_attempt_time', '<=', now)
+      .where((eb) => unclaimedAt(eb, now))
+      .where('subscription_id', 'in', (eb) => eb.selectFrom('subscriptions').select('id').where('state', '=', 'active'));
+    if (except.length > 0) candidates = candidates.where('account_id', 'not in', except);
+    const due = skipLocked(this.database, candidates.orderBy('next_attempt_time').limit(limit));
     const claimed = await db.updateTable('webhook_deliveries').set({ lease_owner: owner, lease_expire_time: now + leaseMs }).where('id', 'in', due).returning('id').execute();
     if (claimed.length === 0) return [];
     const rows = await this.database.db
       .selectFrom('webhook_deliveries as d')
       .innerJoin('webhook_events as e', 'e.id', 'd.event_id')
       .innerJoin('subscriptions as s', 's.id', 'd.subscription_id')
-      .select(['d.id', 'd.subscription_id', 'd.event_id', 'd.attempt_count', 'e.payload', 's.url'])
+      .select(['d.id', 'd.account_id', 'd.subscription_id', 'd.event_id', 'd.attempt_count', 'e.payload', 's.url'])
       .where('d.id', 'in', claimed.map((r) => r.id))
       .where('d.lease_owner', '=', owner)
       .orderBy('d.next_attempt_time')
       .execute();
-    return rows.map((r) => ({ id: r.id, subscriptionId: r.subscription_id, eventId: r.event_id, attemptCount: Number(r.attempt_count), payload: r.payload, url: r.url }));
+    return rows.map((r) => ({ id: r.id, accountId: r.account_id, subscriptionId: r.subscription_id, eventId: r.event_id, attemptCount: Number(r.attempt_count), payload: r.payload, url: r.url }));
   }
 
   /**

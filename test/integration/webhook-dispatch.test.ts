@@ -4,6 +4,7 @@
  * poke the dispatcher; here nothing pokes it when the retry falls due, only its own timer.)
  */
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
+import { ACCOUNT_CONCURRENCY } from '../../src/subscriptions/dispatcher';
 import { rest } from '../helpers/dual';
 import { startWebhookService, type WebhookService } from '../helpers/webhook-service';
 
@@ -47,4 +48,31 @@ test("a hanging receiver does not delay another subscription's retry", async () 
   await a.receiver.waitFor((r) => r.length >= 1);
   await w.t.service.ctx.webhooks.dispatcher.settled();
   expect(await attempts(a.id, aDelivery)).toBe(1);
+});
+
+test("one account's hanging receiver holds at most ACCOUNT_CONCURRENCY attempts: another account's delivery goes out at once (found by QA)", async () => {
+  let arrivals = 0;
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  const a = await w.subscribed(async () => {
+    arrivals++;
+    await held;
+    return { status: 200 };
+  });
+  // more due deliveries than the dispatcher has slots, all to the hanging receiver, due first
+  for (let i = 0; i < 40; i++) await w.sendTest(a.id);
+  const other = await w.t.account('enterprise');
+  const created = await rest(w.t, other.key, { method: 'POST', path: '/v1/entities', body: { entity: 'server:b', frequency: 'PT1H', axes: [{ name: 'cpu' }] } });
+  expect(created.code).toBe('ok');
+  const fast = await w.receiver(() => ({ status: 200 }));
+  const sub = await rest(w.t, other.key, { method: 'POST', path: '/v1/subscriptions', body: { entity: 'server:b', url: fast.url } });
+  expect(sub.code).toBe('ok');
+  fast.secrets = [sub.data.secret];
+  expect((await rest(w.t, other.key, { method: 'POST', path: `/v1/subscriptions/${sub.data.subscription.subscription_id}:test`, body: {} })).code).toBe('ok');
+  await fast.waitFor((r) => r.filter((x) => x.verified).length >= 1);
+  expect(arrivals).toBeLessThanOrEqual(ACCOUNT_CONCURRENCY);
+  release();
+  await a.receiver.waitFor((r) => r.length >= 40);
+  await w.t.service.ctx.webhooks.dispatcher.settled();
+  expect(arrivals).toBe(40);
 });
