@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import * as grpc from '@grpc/grpc-js';
+import http from 'node:http';
 import { EntityServiceClient, type BulkIngestObservationsResponse } from '../../gen/forecast/v1/entity_service.pb';
 import { startTestService, type TestService } from '../helpers/service';
 import { grpcCall, rest, type Outcome } from '../helpers/dual';
@@ -344,6 +345,48 @@ describe('bulk ingest', () => {
     assert.equal(err.code, grpc.status.INVALID_ARGUMENT);
     assert.ok(err.details.includes('messages[1].observations[0].value'), err.details);
     assert.deepEqual(await listAll('grpc', 'sku:bulk3'), []);
+  });
+
+  test('an account has at most MAX_OPEN_STREAMS streams open at once: one more is 429 quota_exceeded with Retry-After, and one is accepted again once another ends (found by QA)', async () => {
+    const own = await t.account('enterprise');
+    const made = await rest(t, own.key, { method: 'POST', path: '/v1/entities', body: { entity: 'sku:streams', frequency: 'P1D', axes: [{ name: 'demand', kind: 'count' }] } });
+    assert.equal(made.code, 'ok', made.message);
+    const line = (d: number) => JSON.stringify({ entity: 'sku:streams', observations: [{ axis: 'demand', time: day(d), value: d }] }) + '\n';
+    /** A REST stream left open after its first line; `end` finishes it and resolves with the answer. */
+    const openStream = (d: number) => {
+      const answer = new Promise<{ status: number; body: string; retryAfter?: string }>((resolve, reject) => {
+        const req = http.request(`${t.baseUrl}/v1/observations:bulkIngest`, { method: 'POST', headers: { authorization: `Bearer ${own.key}`, 'content-type': 'application/x-ndjson' } }, (res) => {
+          let body = '';
+          res.on('data', (c) => (body += c));
+          res.on('end', () => resolve({ status: res.statusCode!, body, retryAfter: res.headers['retry-after'] as string | undefined }));
+        });
+        req.on('error', reject);
+        req.write(line(d));
+        streams.push(req);
+      });
+      return answer;
+    };
+    const streams: http.ClientRequest[] = [];
+    const first = openStream(0);
+    const second = openStream(1);
+    // both are open on the server once a third is refused (the refusal does not wait for its body)
+    let third: { status: number; body: string; retryAfter?: string } | undefined;
+    for (let tries = 0; tries < 50 && third?.status !== 429; tries++) {
+      const attempt = openStream(2);
+      streams[streams.length - 1].end();
+      third = await attempt;
+    }
+    assert.equal(third!.status, 429, third!.body);
+    assert.equal(JSON.parse(third!.body).code, 'quota_exceeded');
+    assert.match(JSON.parse(third!.body).message, /^at most 2 bulk ingest streams of one account at once/);
+    assert.equal(third!.retryAfter, '1');
+    streams[0].end();
+    assert.equal((await first).status, 200);
+    const fourth = openStream(3);
+    streams[streams.length - 1].end();
+    assert.equal((await fourth).status, 200);
+    streams[1].end();
+    assert.equal((await second).status, 200);
   });
 
   test('REST takes the same stream as newline-delimited JSON', async () => {

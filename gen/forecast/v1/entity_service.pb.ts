@@ -1868,7 +1868,9 @@ export const EntityServiceService = {
    * at most 1,000,000 in all), for one or several entities, committed all or nothing as ONE
    * data revision when the stream closes. The same time range and span limit as
    * IngestObservations apply (a refused row is named `messages[m].observations[i].time`). Over REST the body is newline-delimited JSON
-   * (`application/x-ndjson`), one request message per line.
+   * (`application/x-ndjson`), one request message per line. An account has at most 2 streams
+   * open at once per server process: one more is refused at once with 429 `quota_exceeded`
+   * (gRPC RESOURCE_EXHAUSTED) and `Retry-After: 1`.
    */
   bulkIngestObservations: {
     path: "/forecast.v1.EntityService/BulkIngestObservations" as const,
@@ -1989,7 +1991,9 @@ export interface EntityServiceServer extends UntypedServiceImplementation {
    * at most 1,000,000 in all), for one or several entities, committed all or nothing as ONE
    * data revision when the stream closes. The same time range and span limit as
    * IngestObservations apply (a refused row is named `messages[m].observations[i].time`). Over REST the body is newline-delimited JSON
-   * (`application/x-ndjson`), one request message per line.
+   * (`application/x-ndjson`), one request message per line. An account has at most 2 streams
+   * open at once per server process: one more is refused at once with 429 `quota_exceeded`
+   * (gRPC RESOURCE_EXHAUSTED) and `Retry-After: 1`.
    */
   bulkIngestObservations: handleClientStreamingCall<BulkIngestObservationsRequest, BulkIngestObservationsResponse>;
   /**
@@ -2130,7 +2134,9 @@ export interface EntityServiceClient extends Client {
    * at most 1,000,000 in all), for one or several entities, committed all or nothing as ONE
    * data revision when the stream closes. The same time range and span limit as
    * IngestObservations apply (a refused row is named `messages[m].observations[i].time`). Over REST the body is newline-delimited JSON
-   * (`application/x-ndjson`), one request message per line.
+   * (`application/x-ndjson`), one request message per line. An account has at most 2 streams
+   * open at once per server process: one more is refused at once with 429 `quota_exceeded`
+   * (gRPC RESOURCE_EXHAUSTED) and `Retry-After: 1`.
    */
   bulkIngestObservations(
     callback: (error: ServiceError | null, response: BulkIngestObservationsResponse) => void,
