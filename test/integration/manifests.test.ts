@@ -275,3 +275,36 @@ test('a query recorded before manifests existed has none: 404', async () => {
   const listed = await rest(t, key, { method: 'GET', path: '/v1/manifests' });
   assert.ok(!listed.data.manifests.some((m: any) => m.query_id === queryId));
 });
+
+test('a page of manifests stops before 3 MiB of them (a default gRPC client takes 4 MiB), whatever page_size asks; the walk misses none', async () => {
+  // five stored manifests of 1 MiB each (a real one, padded with whitespace its parser ignores)
+  const { key: big } = await t.account('enterprise');
+  await dailyEntity(t, big, 'store:wide', weekly);
+  const o = await query('rest', { entity: 'store:wide', horizon: 2 }, big);
+  assert.equal(o.code, 'ok', o.message);
+  const db = t.service.ctx.database.db;
+  const real = await db.selectFrom('queries').selectAll().where('query_id', '=', queryIdOf(o)).executeTakeFirstOrThrow();
+  const padded = real.manifest! + ' '.repeat(1024 * 1024);
+  for (let i = 0; i < 5; i++) {
+    await db
+      .insertInto('queries')
+      .values({ ...real, query_id: `q_01HZZZZZZZZZZZZZZZZZZZZZZ${i}`, create_time: Number(real.create_time) - 1000 * (i + 1), manifest: padded })
+      .execute();
+  }
+  for (const protocol of ['rest', 'grpc'] as const) {
+    const pages: number[] = [];
+    let cursor = '';
+    do {
+      const params = { entity: 'store:wide', page_size: 50, ...(cursor ? { cursor } : {}) };
+      const r =
+        protocol === 'rest'
+          ? await rest(t, big, { method: 'GET', path: `/v1/manifests?${new URLSearchParams(Object.entries(params).map(([k, v]): [string, string] => [k, String(v)]))}` })
+          : await grpcCall(manifests, manifests.listManifests, big, { entity: 'store:wide', start: '', end: '', pageSize: 50, cursor });
+      assert.equal(r.code, 'ok', r.message);
+      pages.push(r.data.manifests.length);
+      cursor = protocol === 'rest' ? r.data.next_cursor : r.data.nextCursor;
+    } while (cursor);
+    // the real one (small) and two padded ones fit 3 MiB; then two, then the last
+    assert.deepEqual(pages, [3, 2, 1], protocol);
+  }
+});
