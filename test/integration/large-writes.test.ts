@@ -79,3 +79,17 @@ test('the series of a query, loaded together, take turns with other requests (SQ
   );
   assert.ok(load.turns >= axes.length - 1, `${load.turns} turns`);
 });
+
+test('deleting an entity with more than a slice of revisions of one time finishes (the slices never loop without deleting)', async () => {
+  const { accountId, key } = await t.account('enterprise');
+  assert.equal((await rest(t, key, { method: 'POST', path: '/v1/entities', body: { entity: 'meter:revised', frequency: 'PT1H', axes: [{ name: 'kwh' }] } })).code, 'ok');
+  const { database, entities, observations } = t.service.ctx;
+  // one time corrected ROWS_PER_TURN + 5 times (written directly: that many ingests would take long)
+  const time = Date.UTC(2020, 0, 1);
+  const rows = Array.from({ length: ROWS_PER_TURN + 5 }, (_, i) => ({ account_id: accountId, entity: 'meter:revised', axis: 'kwh', time, revision: i + 1, value: i }));
+  await database.transaction(async (trx) => {
+    for (let i = 0; i < rows.length; i += 500) await trx.insertInto('observations').values(rows.slice(i, i + 500)).execute();
+  });
+  assert.equal(await entities.delete(accountId, 'meter:revised'), true);
+  assert.equal((await observations.series(accountId, 'meter:revised', 'kwh', Number.MAX_SAFE_INTEGER)).length, 0);
+});
