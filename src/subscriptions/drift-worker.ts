@@ -16,6 +16,7 @@ import { newId } from '../ids';
 import type { Logger } from '../log';
 import { seasonalInfo } from '../oracle/engine-info';
 import type { Database } from '../store/database';
+import { nextTurn, STATEMENTS_PER_TURN } from '../store/turns';
 import { BackgroundLoop, type RoundResult } from './background-loop';
 import type { DeliveryStore, NewEvent } from './delivery-store';
 import type { DriftJobItem } from './drift-job';
@@ -197,7 +198,10 @@ export class DriftWorker {
       const ordered = outcomes
         .flatMap(({ entity, writes }) => writes.map((w) => ({ entity, w })))
         .sort((a, b) => compareKeys([a.w.sub.id, a.entity, a.w.axis], [b.w.sub.id, b.entity, b.w.axis]));
+      let written = 0;
       for (const { entity, w } of ordered) {
+        // other requests get a turn between slices of a large commit (`store/turns.ts`)
+        if (++written % STATEMENTS_PER_TURN === 0) await nextTurn();
         const state = JSON.stringify(w.state);
         if (w.version === 0) {
           const res = await trx

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, test } from '@jest/globals';
 import assert from 'node:assert/strict';
-import { ROWS_PER_TURN } from '../../src/store/turns';
+import { ROWS_PER_TURN, STATEMENTS_PER_TURN } from '../../src/store/turns';
 import { rest } from '../helpers/dual';
 import { startTestService, type TestService } from '../helpers/service';
 
@@ -92,4 +92,18 @@ test('deleting an entity with more than a slice of revisions of one time finishe
   });
   assert.equal(await entities.delete(accountId, 'meter:revised'), true);
   assert.equal((await observations.series(accountId, 'meter:revised', 'kwh', Number.MAX_SAFE_INTEGER)).length, 0);
+});
+
+test('a drift commit of many states gives the event loop a turn every STATEMENTS_PER_TURN writes (found by QA: 32,000 states, 1.5 s)', async () => {
+  const worker = t.service.ctx.webhooks.drift as unknown as { commit(outcomes: unknown[]): Promise<void> };
+  const states = 4 * STATEMENTS_PER_TURN;
+  const writes = (version: number) =>
+    Array.from({ length: states }, (_, i) => ({ sub: { id: `sub_turns${String(i).padStart(5, '0')}` }, axis: 'cpu', state: { n: version }, version }));
+  for (const version of [0, 1]) {
+    const commit = await turnsDuring(() => worker.commit([{ entity: 'server:turns', ids: [-1], writes: writes(version), events: [] }]), async () => undefined);
+    assert.ok(commit.turns >= 3, `${commit.turns} turns`);
+  }
+  const stored = await t.service.ctx.database.db.selectFrom('drift_states').select(['version']).where('entity', '=', 'server:turns').execute();
+  assert.equal(stored.length, states);
+  assert.ok(stored.every((r) => Number(r.version) === 2));
 });
