@@ -254,20 +254,22 @@ export function entityService(deps: EntityServiceDeps): ServiceBinding {
 
     bulkIngestObservations: {
       access: 'data:write',
-      async handleStream(requests, ctx) {
+      // counted before anything reads the stream (the idempotency interceptor reads it whole first)
+      admit(ctx) {
         const accountId = accountOf(ctx);
         const open = openStreams.get(accountId) ?? 0;
         if (open >= MAX_OPEN_STREAMS) {
           throw new ServiceError('quota_exceeded', `at most ${MAX_OPEN_STREAMS} bulk ingest streams of one account at once; retry when one has finished`, { limit: MAX_OPEN_STREAMS }, { 'retry-after': '1' });
         }
         openStreams.set(accountId, open + 1);
-        try {
-          return await ingestStream(accountId, requests, ctx);
-        } finally {
+        return () => {
           const left = (openStreams.get(accountId) ?? 1) - 1;
           if (left > 0) openStreams.set(accountId, left);
           else openStreams.delete(accountId);
-        }
+        };
+      },
+      handleStream(requests, ctx) {
+        return ingestStream(accountOf(ctx), requests, ctx);
       },
     },
 

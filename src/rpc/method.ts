@@ -35,6 +35,13 @@ export interface UnaryEndpoint<Req, Res> {
 /** A client-streaming endpoint: the requests arrive as an async iterable, one response. */
 export interface ClientStreamEndpoint<Req, Res> {
   readonly access: Access;
+  /**
+   * Called once the caller is authenticated, before anything reads the stream (interceptors
+   * such as idempotency read it whole): throw to refuse the call at once, or return what to run
+   * when the call has ended. Why here: found by review, a limit on open streams counted in
+   * `handleStream` let any number of streams with an `Idempotency-Key` sit open.
+   */
+  admit?(ctx: CallContext): () => void;
   handleStream(requests: AsyncIterable<Req>, ctx: CallContext): Promise<Res>;
 }
 

@@ -137,6 +137,7 @@ export class Pipeline {
           }),
         );
       },
+      endpoint.admit ? (ctx) => endpoint.admit!(ctx) : undefined,
     );
   }
 
@@ -146,6 +147,7 @@ export class Pipeline {
     decode: () => unknown | Promise<unknown>,
     run: (ctx: CallContext) => Promise<unknown>,
     requestBytes: (ctx: CallContext) => Promise<Buffer | undefined>,
+    admit?: (ctx: CallContext) => () => void,
   ): Promise<CallOutcome<unknown>> {
     const { clock, log } = this.deps;
     const started = log.enabled('debug') ? process.hrtime.bigint() : 0n;
@@ -161,6 +163,7 @@ export class Pipeline {
     if (abort) incoming.signal?.addEventListener('abort', onClientAbort, { once: true });
     const ctx = new Context(requestId, entry.path, clock, log, incoming, abort, headers);
     let timer: NodeJS.Timeout | undefined;
+    let release: (() => void) | undefined;
     // Whose account the answer describes (describeCaller): the principal, or on a public method
     // the owner of a valid key sent anyway (never handed to the endpoint: the method needs none).
     let caller: Principal | undefined;
@@ -173,6 +176,8 @@ export class Pipeline {
       } else if (this.deps.describeCaller && incoming.header('authorization') !== undefined) {
         caller = await authenticate(incoming.header('authorization'), this.deps.accounts, clock, incoming.protocol).catch(() => undefined);
       }
+      // before anything reads a stream's body (`ClientStreamEndpoint.admit`)
+      release = admit?.(ctx);
       const request = await decode();
       if (entry.deprecation) addDeprecationHeaders(headers, entry.deprecation);
       for (const field of entry.deprecatedFields) {
@@ -217,6 +222,7 @@ export class Pipeline {
     } finally {
       if (timer) clearTimeout(timer);
       if (abort) incoming.signal?.removeEventListener('abort', onClientAbort);
+      release?.();
     }
     if (caller && this.deps.describeCaller && (deadline === undefined || Date.now() < deadline)) {
       try {

@@ -1869,8 +1869,9 @@ export const EntityServiceService = {
    * data revision when the stream closes. The same time range and span limit as
    * IngestObservations apply (a refused row is named `messages[m].observations[i].time`). Over REST the body is newline-delimited JSON
    * (`application/x-ndjson`), one request message per line. An account has at most 2 streams
-   * open at once per server process: one more is refused at once with 429 `quota_exceeded`
-   * (gRPC RESOURCE_EXHAUSTED) and `Retry-After: 1`.
+   * open at once per server process: one more is refused at once, before its body is read and
+   * without counting against the monthly quota, with 429 `quota_exceeded` (gRPC
+   * RESOURCE_EXHAUSTED) and `Retry-After: 1`.
    */
   bulkIngestObservations: {
     path: "/forecast.v1.EntityService/BulkIngestObservations" as const,
@@ -1992,8 +1993,9 @@ export interface EntityServiceServer extends UntypedServiceImplementation {
    * data revision when the stream closes. The same time range and span limit as
    * IngestObservations apply (a refused row is named `messages[m].observations[i].time`). Over REST the body is newline-delimited JSON
    * (`application/x-ndjson`), one request message per line. An account has at most 2 streams
-   * open at once per server process: one more is refused at once with 429 `quota_exceeded`
-   * (gRPC RESOURCE_EXHAUSTED) and `Retry-After: 1`.
+   * open at once per server process: one more is refused at once, before its body is read and
+   * without counting against the monthly quota, with 429 `quota_exceeded` (gRPC
+   * RESOURCE_EXHAUSTED) and `Retry-After: 1`.
    */
   bulkIngestObservations: handleClientStreamingCall<BulkIngestObservationsRequest, BulkIngestObservationsResponse>;
   /**
@@ -2135,8 +2137,9 @@ export interface EntityServiceClient extends Client {
    * data revision when the stream closes. The same time range and span limit as
    * IngestObservations apply (a refused row is named `messages[m].observations[i].time`). Over REST the body is newline-delimited JSON
    * (`application/x-ndjson`), one request message per line. An account has at most 2 streams
-   * open at once per server process: one more is refused at once with 429 `quota_exceeded`
-   * (gRPC RESOURCE_EXHAUSTED) and `Retry-After: 1`.
+   * open at once per server process: one more is refused at once, before its body is read and
+   * without counting against the monthly quota, with 429 `quota_exceeded` (gRPC
+   * RESOURCE_EXHAUSTED) and `Retry-After: 1`.
    */
   bulkIngestObservations(
     callback: (error: ServiceError | null, response: BulkIngestObservationsResponse) => void,

@@ -478,8 +478,9 @@ export class EntityServiceRestClient extends RestClient {
    * data revision when the stream closes. The same time range and span limit as
    * IngestObservations apply (a refused row is named `messages[m].observations[i].time`). Over REST the body is newline-delimited JSON
    * (`application/x-ndjson`), one request message per line. An account has at most 2 streams
-   * open at once per server process: one more is refused at once with 429 `quota_exceeded`
-   * (gRPC RESOURCE_EXHAUSTED) and `Retry-After: 1`.
+   * open at once per server process: one more is refused at once, before its body is read and
+   * without counting against the monthly quota, with 429 `quota_exceeded` (gRPC
+   * RESOURCE_EXHAUSTED) and `Retry-After: 1`.
    *
    * `POST /v1/observations:bulkIngest`
    */
