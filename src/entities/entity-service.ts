@@ -193,6 +193,10 @@ export function entityService(deps: EntityServiceDeps): ServiceBinding {
           const seasonLength = req.seasonLength || (existing && freq === existing.frequency ? existing.seasonLength : defaultSeasonLength(freq));
           await entities.upsertRow(trx, accountId, { entity, type, displayName: req.displayName, frequency: freq, seasonLength }, now);
           await entities.upsertAxes(trx, accountId, entity, axes);
+          // again now that the row is ours: on PostgreSQL two creates of a new entity both pass the check
+          // above (nothing to lock yet) and the second's upsert waits for the first (found by review: 3 × 20 made 60)
+          const stored = await entities.axisCount(trx, accountId, entity);
+          if (stored > MAX_AXES) throw invalidArgument('axes', `${entity} would have ${stored} axes; an entity has at most ${MAX_AXES} (it has ${stored - axes.length} or more)`);
           for (const p of parents) await relations.add(trx, accountId, p, entity, CONTAINS, now);
           // read in the transaction: a delete committed right after must not turn the answer into a 404
           return (await entities.get(accountId, entity, trx))!;

@@ -185,6 +185,12 @@ export class EntityStore {
     }
   }
 
+  /** How many axes the entity has (as `q` sees them). */
+  async axisCount(q: Queryable, accountId: string, entity: string): Promise<number> {
+    const { n } = await q.selectFrom('axes').select((eb) => eb.fn.countAll<number>().as('n')).where('account_id', '=', accountId).where('entity', '=', entity).executeTakeFirstOrThrow();
+    return Number(n);
+  }
+
   /** True when the entity has any observation (optionally of one axis). */
   async hasObservations(q: Queryable, accountId: string, entity: string, axis?: string): Promise<boolean> {
     let query = q.selectFrom('observations').select('time').where('account_id', '=', accountId).where('entity', '=', entity);

@@ -170,9 +170,10 @@ export class DeliveryStore {
     });
   }
 
-  /** Give back a claim without an attempt (e.g. the subscription was paused meanwhile). */
-  async release(owner: string, deliveryId: string): Promise<void> {
-    await this.database.db.updateTable('webhook_deliveries').set({ lease_owner: null, lease_expire_time: null }).where('id', '=', deliveryId).where('lease_owner', '=', owner).execute();
+  /** Give back claims without an attempt (e.g. the subscription was paused meanwhile). */
+  async release(owner: string, ...deliveryIds: string[]): Promise<void> {
+    if (deliveryIds.length === 0) return;
+    await this.database.db.updateTable('webhook_deliveries').set({ lease_owner: null, lease_expire_time: null }).where('id', 'in', deliveryIds).where('lease_owner', '=', owner).execute();
   }
 
   /** Release every claim (SQLite start-up: the one writer that held them is gone). */

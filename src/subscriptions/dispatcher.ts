@@ -116,12 +116,11 @@ export class WebhookDispatcher {
       if (free <= 0) return 'busy';
       const full = [...this.perAccount].filter(([, n]) => n >= ACCOUNT_CONCURRENCY).map(([account]) => account);
       const claimed = await deliveries.claimDue(owner, this.deps.clock.now(), this.leaseMs, free, full);
-      let givenBack = 0;
+      const givenBack: string[] = [];
       for (const d of claimed) {
         const busy = this.perAccount.get(d.accountId) ?? 0;
         if (busy >= ACCOUNT_CONCURRENCY) {
-          await deliveries.release(owner, d.id);
-          givenBack++;
+          givenBack.push(d.id);
           continue;
         }
         this.perAccount.set(d.accountId, busy + 1);
@@ -137,8 +136,15 @@ export class WebhookDispatcher {
           });
         this.inflight.add(p);
       }
+      // every attempt started first, then the excess given back in one statement (if that fails, the leases lapse)
+      try {
+        await deliveries.release(owner, ...givenBack);
+      } catch (error) {
+        this.deps.log.warn('webhook claims could not be given back; they lapse with their lease', { deliveries: givenBack.length, error });
+        return 'busy';
+      }
       // nothing given back: the claim took every due delivery it could (the accounts left out stay so until an attempt ends)
-      if (givenBack === 0) return claimed.length === free ? 'more' : started === 0 && this.inflight.size === 0 ? 'idle' : 'busy';
+      if (givenBack.length === 0) return claimed.length === free ? 'more' : started === 0 && this.inflight.size === 0 ? 'idle' : 'busy';
     }
   }
 

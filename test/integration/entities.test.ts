@@ -163,6 +163,22 @@ for (const protocol of ['rest', 'grpc'] as const) {
   });
 }
 
+test('three creates of one new entity at once, 20 axes each: it never has more than 32 (found by review: 60 on PostgreSQL)', async () => {
+  const { key: k } = await t.account('enterprise');
+  for (let round = 0; round < 3; round++) {
+    const entity = `store:race${round}`;
+    const outcomes = await Promise.all(
+      [0, 1, 2].map((j) =>
+        rest(t, k, { method: 'POST', path: '/v1/entities', body: { entity, frequency: 'P1D', axes: Array.from({ length: 20 }, (_, i) => ({ name: `a${j}_${i}` })) } }),
+      ),
+    );
+    assert.equal(outcomes.filter((o) => o.code === 'ok').length, 1, outcomes.map((o) => o.message).join(' | '));
+    for (const o of outcomes.filter((x) => x.code !== 'ok')) assert.match(o.message, /^axes: store:race\d would have 40 axes; an entity has at most 32/);
+    const got = await rest(t, k, { method: 'GET', path: `/v1/entities/${entity}` });
+    assert.equal(got.data.axes.length, 20);
+  }
+});
+
 test('an entity stored with more than 32 axes (before the cap): a query without axes is refused, naming them is answered', async () => {
   const { accountId, key: k } = await t.account('enterprise');
   const { entities, database } = t.service.ctx;

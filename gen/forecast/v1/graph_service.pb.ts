@@ -93,9 +93,9 @@ export interface QueryPathsResponse {
   paths: Path[];
   /**
    * Cursor for the next page; empty on the last page. A page may hold fewer paths than
-   * `page_size`, even none, and still have a cursor: each page's walk examines at most 100,000
-   * edges (with `to`, the paths that end elsewhere are walked but not listed), so keep paging
-   * until the cursor is empty.
+   * `page_size`, even none, and still have a cursor: each page's walk stops once it has examined
+   * 100,000 edges (with `to`, the paths that end elsewhere are walked but not listed), so keep
+   * paging until the cursor is empty.
    */
   nextCursor: string;
 }
