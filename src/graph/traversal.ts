@@ -7,8 +7,8 @@
  * path already passed.
  *
  * With `to`, the walk enters an entity only when a path from it to `to` within the steps left
- * avoids the entities already on the path (a breadth-first search), so every entity entered leads
- * to at least one answer: found by QA, 43 entities — a bottleneck, then 20 entities each linked to
+ * avoids the entities already on the path (one breadth-first search from `to` per entity entered,
+ * answering for all its neighbours), so every entity entered leads to at least one answer: found by QA, 43 entities — a bottleneck, then 20 entities each linked to
  * 20 more — made one depth-8 query walk every simple path of the cluster past the bottleneck,
  * none of which could reach `to` again, blocking the process for seconds (~K⁵ in the fan-out K).
  * And a page ends once its walk has examined `MAX_STEPS_PER_PAGE` edges (those searches included),
@@ -23,11 +23,11 @@ import type { RelationStore } from './relation-store';
 export const MAX_GRAPH_NODES = 5000;
 
 /**
- * Edges after which one page's walk stops (see the file comment; checked after each step, so one
- * reachability search runs to its end: around a neighbourhood of a million edges a page takes
- * about 0.24 s, measured by review). Why 100,000: about 20 ms of the event loop (`bench/graph.ts`:
- * 17.8 ms for a page of a random graph's walk that used it all), while a page of the 200 paths a
- * walk without `to` can return needs at most 200 × (depth + the widest fan-out) of them.
+ * Edges after which one page's walk stops (see the file comment), counted after the page is back
+ * where the last one stopped (that costs up to one search per entity of the cursor, at most 8) and
+ * checked after each step, so one search runs to its end. Why 100,000: about 20 ms of the event
+ * loop (`bench/graph.ts`: 18 ms for a page of a random graph's walk that used it all), while a page
+ * of the 200 paths a walk without `to` can return needs at most 200 × (depth + the widest fan-out).
  */
 export const MAX_STEPS_PER_PAGE = 100_000;
 
@@ -89,42 +89,34 @@ export async function loadNeighbourhood(
   return adjacency;
 }
 
-/** Steps from each entity to `to` following the adjacency (breadth-first on reversed edges). */
-function distancesTo(adjacency: Adjacency, to: string): Map<string, number> {
+/** The adjacency reversed: for each entity, the entities with an edge to it. */
+function reversed(adjacency: Adjacency): Map<string, string[]> {
   const reverse = new Map<string, string[]>();
   for (const [from, list] of adjacency) for (const n of list) (reverse.get(n.entity) ?? reverse.set(n.entity, []).get(n.entity)!).push(from);
-  const dist = new Map([[to, 0]]);
-  let frontier = [to];
-  for (let d = 1; frontier.length > 0; d++) {
-    const next: string[] = [];
-    for (const e of frontier) for (const p of reverse.get(e) ?? []) if (!dist.has(p)) (dist.set(p, d), next.push(p));
-    frontier = next;
-  }
-  return dist;
+  return reverse;
 }
 
 /**
- * Whether `to` can be reached from `start` within `steps` steps without entering `blocked`
- * (breadth-first, so the path found is a shortest, hence simple, one), and the edges examined.
+ * Steps from each entity to `to`, at most `maxSteps`, on paths that enter no entity of `blocked`
+ * (breadth-first on the reversed edges: shortest paths, hence simple ones), and the edges examined.
  */
-function reachesAvoiding(adjacency: Adjacency, start: string, to: string, steps: number, blocked: ReadonlySet<string>): { reached: boolean; work: number } {
+function distancesAvoiding(reverse: ReadonlyMap<string, readonly string[]>, to: string, maxSteps: number, blocked: ReadonlySet<string>): { dist: Map<string, number>; work: number } {
   let work = 0;
-  const seen = new Set([start]);
-  let frontier = [start];
-  for (let d = 1; d <= steps && frontier.length > 0; d++) {
+  const dist = new Map([[to, 0]]);
+  let frontier = [to];
+  for (let d = 1; d <= maxSteps && frontier.length > 0; d++) {
     const next: string[] = [];
     for (const e of frontier) {
-      for (const n of adjacency.get(e) ?? []) {
+      for (const p of reverse.get(e) ?? []) {
         work++;
-        if (n.entity === to) return { reached: true, work };
-        if (blocked.has(n.entity) || seen.has(n.entity)) continue;
-        seen.add(n.entity);
-        next.push(n.entity);
+        if (blocked.has(p) || dist.has(p)) continue;
+        dist.set(p, d);
+        next.push(p);
       }
     }
     frontier = next;
   }
-  return { reached: false, work };
+  return { dist, work };
 }
 
 /** First index of `sorted` whose entity is ≥ `entity`. */
@@ -143,6 +135,8 @@ interface Frame {
   readonly node: PathStep;
   readonly neighbours: readonly PathStep[];
   next: number;
+  /** With `to`: each entity's steps to `to` off the path up to this node (within the steps left). */
+  readonly reach?: ReadonlyMap<string, number>;
 }
 
 /** One page of paths, and where the next page resumes (`undefined`: the walk is complete). */
@@ -166,22 +160,34 @@ export function pagePaths(
   maxSteps = MAX_STEPS_PER_PAGE,
 ): PathPage {
   const { depth, to } = options;
-  const toDist = to === undefined ? undefined : distancesTo(adjacency, to);
+  const reverse = to === undefined ? undefined : reversed(adjacency);
   const expandable = (node: string, steps: number) => steps < depth && node !== to;
-  const frame = (node: PathStep, steps: number): Frame => ({ node, neighbours: expandable(node.entity, steps) ? adjacency.get(node.entity) ?? [] : [], next: 0 });
-  const stack: Frame[] = [frame({ entity: from, step: '' }, 0)];
-  const onPath = new Set([from]);
+  const onPath = new Set<string>();
+  const stack: Frame[] = [];
   let examined = 0;
-  /** Whether the walk may step to `nb` at `steps` steps from `from`: off the path, and (with `to`) still reaching it. */
-  const enterable = (nb: PathStep, steps: number): boolean => {
-    if (onPath.has(nb.entity)) return false;
-    if (!toDist || nb.entity === to) return true;
-    if (!((toDist.get(nb.entity) ?? Infinity) <= depth - steps)) return false;
-    // enter only where `to` is still reachable without going back over the path
-    const { reached, work } = reachesAvoiding(adjacency, nb.entity, to!, depth - steps, onPath);
-    examined += work;
-    return reached;
+  /**
+   * Step onto `node`, `steps` steps from `from`. With `to`, one search from `to` off the new path
+   * says which of its neighbours can still reach it (why once per entity entered, not per
+   * neighbour: a review measured a search per neighbour at 0.24 s a page around a million edges).
+   */
+  const enter = (node: PathStep, steps: number): void => {
+    onPath.add(node.entity);
+    const neighbours = expandable(node.entity, steps) ? adjacency.get(node.entity) ?? [] : [];
+    let reach: Map<string, number> | undefined;
+    if (reverse && neighbours.length > 0) {
+      const found = distancesAvoiding(reverse, to!, depth - steps - 1, onPath);
+      examined += found.work;
+      reach = found.dist;
+    }
+    stack.push({ node, neighbours, next: 0, reach });
   };
+  /** Whether the walk may step from the top of the stack to `nb`: off the path, and (with `to`) still reaching it. */
+  const enterable = (nb: PathStep): boolean => {
+    if (onPath.has(nb.entity)) return false;
+    const reach = stack[stack.length - 1].reach;
+    return !reach || (reach.get(nb.entity) ?? Infinity) <= depth - stack.length;
+  };
+  enter({ entity: from, step: '' }, 0);
   // Resume: walk down the previous page's last sequence; where it no longer exists, continue after
   // it; where the walk may not enter it (it was examined and passed by), continue past it, so a
   // page cut there does not stop there again.
@@ -195,11 +201,13 @@ export function pagePaths(
         break;
       }
       top.next = at + 1;
-      if (!enterable(hit, stack.length)) break;
-      stack.push(frame(hit, stack.length));
-      onPath.add(hit.entity);
+      if (!enterable(hit)) break;
+      enter(hit, stack.length);
     }
   }
+  // the budget counts the page's own walk: getting back to where the last page stopped (searches
+  // included) would otherwise spend it again on every page, one step a page around a large search
+  examined = 0;
   const paths: PathStep[][] = [];
   const entities = () => stack.map((f) => f.node.entity);
   while (stack.length > 0 && paths.length <= limit) {
@@ -211,13 +219,10 @@ export function pagePaths(
     }
     const nb = top.neighbours[top.next++];
     const steps = stack.length;
-    const valid = enterable(nb, steps);
+    const valid = enterable(nb);
     if (valid && (to === undefined || nb.entity === to)) paths.push([...stack.map((f) => f.node), nb]);
     const pushed = valid && expandable(nb.entity, steps);
-    if (pushed) {
-      stack.push(frame(nb, steps));
-      onPath.add(nb.entity);
-    }
+    if (pushed) enter(nb, steps);
     if (++examined >= maxSteps && paths.length <= limit && stack.length > 0) {
       // out of budget: resume after the sequence just examined (a path or not; its extensions, not yet walked, come next)
       return { paths, resume: pushed ? entities() : [...entities(), nb.entity] };
