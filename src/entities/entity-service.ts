@@ -2,6 +2,7 @@
 import type { Entity, Observation } from '../../gen/forecast/v1/entity.pb';
 import { EntityServiceService, type BulkIngestObservationsRequest, type BulkIngestObservationsResponse } from '../../gen/forecast/v1/entity_service.pb';
 import { formatTime } from '../clock';
+import { InFlight } from '../in-flight';
 import { accountOf, type CallContext } from '../rpc/context';
 import { invalidArgument, NotFoundError, ServiceError, quote } from '../rpc/errors';
 import type { CursorCodec } from '../rpc/pagination';
@@ -83,7 +84,7 @@ export const MAX_OPEN_STREAMS = 2;
 
 export function entityService(deps: EntityServiceDeps): ServiceBinding {
   const { entities, observations, relations, cursors } = deps;
-  const openStreams = new Map<string, number>();
+  const openStreams = new InFlight();
 
   const mustGet = async (accountId: string, entity: string): Promise<EntityRecord> => {
     const found = await entities.get(accountId, entity);
@@ -261,16 +262,10 @@ export function entityService(deps: EntityServiceDeps): ServiceBinding {
       // counted before anything reads the stream (the idempotency interceptor reads it whole first)
       admit(ctx) {
         const accountId = accountOf(ctx);
-        const open = openStreams.get(accountId) ?? 0;
-        if (open >= MAX_OPEN_STREAMS) {
+        if (openStreams.count(accountId) >= MAX_OPEN_STREAMS) {
           throw new ServiceError('quota_exceeded', `at most ${MAX_OPEN_STREAMS} bulk ingest streams of one account at once; retry when one has finished`, { limit: MAX_OPEN_STREAMS }, { 'retry-after': '1' });
         }
-        openStreams.set(accountId, open + 1);
-        return () => {
-          const left = (openStreams.get(accountId) ?? 1) - 1;
-          if (left > 0) openStreams.set(accountId, left);
-          else openStreams.delete(accountId);
-        };
+        return openStreams.enter(accountId);
       },
       handleStream(requests, ctx) {
         return ingestStream(accountOf(ctx), requests, ctx);

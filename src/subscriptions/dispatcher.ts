@@ -8,6 +8,7 @@
  * from the injected clock; a test that moves a manual clock pokes the dispatcher after.
  */
 import type { Clock } from '../clock';
+import { InFlight } from '../in-flight';
 import type { Logger } from '../log';
 import { BackgroundLoop, type RoundResult } from './background-loop';
 import type { ClaimedDelivery, DeliveryStore } from './delivery-store';
@@ -51,7 +52,7 @@ export class WebhookDispatcher {
   private running = false;
   private readonly inflight = new Set<Promise<void>>();
   /** Attempts in flight per account (`ACCOUNT_CONCURRENCY`). */
-  private readonly perAccount = new Map<string, number>();
+  private readonly perAccount = new InFlight();
   private pending: NodeJS.Immediate | undefined;
   private readonly loop: BackgroundLoop;
 
@@ -114,24 +115,21 @@ export class WebhookDispatcher {
     for (;;) {
       const free = CONCURRENCY - this.inflight.size;
       if (free <= 0) return 'busy';
-      const full = [...this.perAccount].filter(([, n]) => n >= ACCOUNT_CONCURRENCY).map(([account]) => account);
+      const full = this.perAccount.atLeast(ACCOUNT_CONCURRENCY);
       const claimed = await deliveries.claimDue(owner, this.deps.clock.now(), this.leaseMs, free, full);
       const givenBack: string[] = [];
       for (const d of claimed) {
-        const busy = this.perAccount.get(d.accountId) ?? 0;
-        if (busy >= ACCOUNT_CONCURRENCY) {
+        if (this.perAccount.count(d.accountId) >= ACCOUNT_CONCURRENCY) {
           givenBack.push(d.id);
           continue;
         }
-        this.perAccount.set(d.accountId, busy + 1);
+        const leave = this.perAccount.enter(d.accountId);
         started++;
         const p: Promise<void> = this.attempt(d)
           .catch((error) => this.deps.log.error('webhook attempt could not be recorded', { delivery: d.id, error }))
           .finally(() => {
             this.inflight.delete(p);
-            const left = (this.perAccount.get(d.accountId) ?? 1) - 1;
-            if (left > 0) this.perAccount.set(d.accountId, left);
-            else this.perAccount.delete(d.accountId);
+            leave();
             this.poke();
           });
         this.inflight.add(p);

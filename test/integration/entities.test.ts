@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import * as grpc from '@grpc/grpc-js';
 import http from 'node:http';
-import { EntityServiceClient, type BulkIngestObservationsResponse } from '../../gen/forecast/v1/entity_service.pb';
+import { EntityServiceClient, type BulkIngestObservationsRequest, type BulkIngestObservationsResponse } from '../../gen/forecast/v1/entity_service.pb';
 import { startTestService, type TestService } from '../helpers/service';
 import { grpcCall, rest, type Outcome } from '../helpers/dual';
 
@@ -403,6 +403,28 @@ describe('bulk ingest', () => {
     assert.equal((await fourth).status, 200);
     streams[other].end();
     assert.equal((await answers[other]).status, 200);
+  });
+
+  test('gRPC: the same limit on open streams, RESOURCE_EXHAUSTED with reason quota_exceeded for the one the server sees last', async () => {
+    const own = await t.account('enterprise');
+    const made = await rest(t, own.key, { method: 'POST', path: '/v1/entities', body: { entity: 'sku:gstreams', frequency: 'P1D', axes: [{ name: 'demand', kind: 'count' }] } });
+    assert.equal(made.code, 'ok', made.message);
+    const md = new grpc.Metadata();
+    md.set('authorization', `Bearer ${own.key}`);
+    const streams: grpc.ClientWritableStream<BulkIngestObservationsRequest>[] = [];
+    const answers = [0, 1, 2].map(
+      (d) =>
+        new Promise<grpc.ServiceError | null>((resolve) => {
+          const stream = client.bulkIngestObservations(md, (err) => resolve(err));
+          stream.write({ entity: 'sku:gstreams', observations: [{ axis: 'demand', time: day(d), value: d, revision: '0' }] });
+          streams.push(stream);
+        }),
+    );
+    const refused = await Promise.race(answers.map((p, i) => p.then((err) => ({ i, err }))));
+    assert.equal(refused.err?.code, grpc.status.RESOURCE_EXHAUSTED);
+    assert.match(refused.err!.details, /^at most 2 bulk ingest streams of one account at once/);
+    for (const [i, stream] of streams.entries()) if (i !== refused.i) stream.end();
+    for (const [i, answer] of answers.entries()) if (i !== refused.i) assert.equal(await answer, null);
   });
 
   test('REST takes the same stream as newline-delimited JSON', async () => {

@@ -7,7 +7,7 @@
  * (multiplicative) or 0 (additive). As in R, position i of the figure belongs to the
  * observations i, i+m, i+2m, ... counted from the start of the series.
  */
-import { acf, isConstant } from '../math/stats';
+import { acf, countFinite, isConstant, nanVariance } from '../math/stats';
 
 /** Result of `classicalDecompose`. */
 export interface ClassicalDecomposition {
@@ -123,21 +123,10 @@ export function multiplicativeSeasonalFigure(
  * missing value or fewer than two cycles beyond the trend's ends.
  */
 export function seasonalStrength(y: ArrayLike<number>, m: number): number {
-  for (let t = 0; t < y.length; t++) if (!Number.isFinite(y[t])) return NaN;
-  if (y.length < 3 * m) return NaN;
+  if (countFinite(y) !== y.length || y.length < 3 * m) return NaN;
   const { trend, seasonal } = classicalDecompose(y, m, 'additive');
-  const rem: number[] = [];
-  const both: number[] = [];
-  for (let t = 0; t < y.length; t++) {
-    if (!Number.isFinite(trend[t])) continue;
-    const r = y[t] - trend[t] - seasonal[t];
-    rem.push(r);
-    both.push(r + seasonal[t]);
-  }
-  const variance = (a: readonly number[]) => {
-    const mean = a.reduce((s, v) => s + v, 0) / a.length;
-    return a.reduce((s, v) => s + (v - mean) ** 2, 0) / (a.length - 1);
-  };
-  const total = variance(both);
-  return total > 0 ? Math.max(0, 1 - variance(rem) / total) : 0;
+  // NaN where the trend is not defined (its ends), which the variances leave out
+  const rem = Float64Array.from(y, (v, t) => v - trend[t] - seasonal[t]);
+  const total = nanVariance(Float64Array.from(rem, (r, t) => r + seasonal[t]));
+  return total > 0 ? Math.max(0, 1 - nanVariance(rem) / total) : 0;
 }
