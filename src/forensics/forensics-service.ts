@@ -12,7 +12,7 @@ export function forensicsService(deps: ForensicsDeps): ServiceBinding {
       access: 'audit',
       async handle(req, ctx) {
         const accountId = accountOf(ctx);
-        return reproduce(deps, accountId, checkQueryId(req.queryId));
+        return reproduce(deps, accountId, checkQueryId(req.queryId), ctx.signal);
       },
     },
   });

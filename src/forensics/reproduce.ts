@@ -57,7 +57,7 @@ async function readInput(deps: ForensicsDeps, accountId: string, input: Manifest
 }
 
 /** The output of a depth-0 query again: each recorded model refitted to its series. */
-async function replayDepth0(deps: ForensicsDeps, accountId: string, manifest: Manifest, revision: number): Promise<Output> {
+async function replayDepth0(deps: ForensicsDeps, accountId: string, manifest: Manifest, revision: number, signal?: AbortSignal): Promise<Output> {
   const request = manifest.request!;
   const plans = await Promise.all(
     manifest.inputs.map(async (input, i) => {
@@ -68,7 +68,7 @@ async function replayDepth0(deps: ForensicsDeps, accountId: string, manifest: Ma
     }),
   );
   const spec = { horizon: request.horizon, thresholds: request.thresholds.length > 0 ? request.thresholds : undefined, levels: request.quantiles };
-  const outcomes = await forecastAxes(deps.pool, plans, spec, true);
+  const outcomes = await forecastAxes(deps.pool, plans, spec, { fresh: true, owner: accountId, signal });
   return { forecast: assembleForecast(outcomes, spec, plans[0].entity.frequency), descendants: [], reconciliation: '' };
 }
 
@@ -76,7 +76,7 @@ async function replayDepth0(deps: ForensicsDeps, accountId: string, manifest: Ma
  * The output of a depth ≥ 1 query again: the depth query in replay mode, on the same hierarchy;
  * undefined when the entity contains nothing (answered as at depth 0, so replayed so too).
  */
-async function replayDepth(deps: ForensicsDeps, accountId: string, manifest: Manifest, revision: number): Promise<Output | undefined> {
+async function replayDepth(deps: ForensicsDeps, accountId: string, manifest: Manifest, revision: number, signal?: AbortSignal): Promise<Output | undefined> {
   const request = manifest.request!;
   for (const input of manifest.inputs) await readInput(deps, accountId, input, revision);
   const root = await deps.entities.get(accountId, request.entity);
@@ -93,6 +93,7 @@ async function replayDepth(deps: ForensicsDeps, accountId: string, manifest: Man
     method: request.reconciliation as ReconcileMethod,
     asOf: revision,
     replay: { specOf: (entity, axis) => specs.get(`${entity}\u0000${axis}`) },
+    signal,
   });
   if (!result) return undefined;
   // Relations are not versioned: the replay must have read exactly the series and nodes the
@@ -121,20 +122,20 @@ interface Output {
   readonly reconciliation: string;
 }
 
-/** Reproduce one of the account's queries (404 if it has no manifest for the account). */
-export async function reproduce(deps: ForensicsDeps, accountId: string, queryId: string): Promise<ReproduceResponse> {
+/** Reproduce one of the account's queries (404 if it has no manifest for the account); its fits are given up once `signal` aborts. */
+export async function reproduce(deps: ForensicsDeps, accountId: string, queryId: string, signal?: AbortSignal): Promise<ReproduceResponse> {
   const stored = await deps.manifests.get(accountId, queryId);
   if (!stored) throw new NotFoundError('query', queryId);
   const manifest = deps.canonical.parseManifest(stored.json);
   const revision = Number(manifest.dataRevision);
   const request = manifest.request!;
-  let output = request.depth > 0 ? await replayDepth(deps, accountId, manifest, revision) : undefined;
+  let output = request.depth > 0 ? await replayDepth(deps, accountId, manifest, revision, signal) : undefined;
   if (!output) {
     // answered by reconciliation, but the entity contains nothing now
     if (request.depth > 0 && (JSON.parse(stored.output) as { reconciliation?: string }).reconciliation) {
       throw gone(request.entity, request.axes[0] ?? '', 'hierarchy', `the hierarchy under ${request.entity} is no longer the one the query read: it contains nothing now (contains relations changed)`);
     }
-    output = await replayDepth0(deps, accountId, manifest, revision);
+    output = await replayDepth0(deps, accountId, manifest, revision, signal);
   }
   const reproducedJson = deps.canonical.output(output);
   const digest = sha256Hex(jcs(reproducedJson));

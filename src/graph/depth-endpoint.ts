@@ -59,7 +59,7 @@ export async function answerDepthQuery(
   asOf: number,
   request: ManifestRequest,
 ): Promise<QueryResponse | undefined> {
-  const result = await deps.depthQueries.run({ accountId, root, ...req, asOf });
+  const result = await deps.depthQueries.run({ accountId, root, ...req, asOf, signal: ctx.signal });
   if (!result) return undefined;
   const descendants = result.descendants.map((d) => ({ entity: d.entity, level: d.level, forecast: d.forecast }));
   return recordQuery(deps, {

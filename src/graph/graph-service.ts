@@ -72,7 +72,7 @@ export function graphService(deps: GraphServiceDeps): ServiceBinding {
         const adjacency = await loadNeighbourhood(relations, accountId, q.from, q.relation, q.direction, q.depth);
         const { paths, resume } = pagePaths(adjacency, q.from, { depth: q.depth, to: q.to }, after, size);
         const onPage = [...new Set(paths.flatMap((p) => p.map((s) => s.entity)))];
-        const forecasts = q.axes.length > 0 ? await nodeForecasts.means(accountId, onPage, q.axes, q.horizon) : undefined;
+        const forecasts = q.axes.length > 0 ? await nodeForecasts.means(accountId, onPage, q.axes, q.horizon, ctx.signal) : undefined;
         const out: Path[] = paths.map((p) => ({
           nodes: p.map((s) => {
             const f = forecasts?.get(s.entity);

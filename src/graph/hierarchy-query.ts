@@ -49,6 +49,11 @@ export interface DepthQuery {
    * model specification recorded for its (entity, axis), `auto` where none is.
    */
   readonly replay?: { readonly specOf: (entity: string, axis: string) => string | undefined };
+  /**
+   * Aborted when the answer is no longer wanted (the caller went away, its deadline passed): fits
+   * not yet started are dropped and a reconciliation running is stopped (`ThreadRpc`).
+   */
+  readonly signal?: AbortSignal;
 }
 
 /** A series a depth query read: one entity's own observations of one axis. */
@@ -191,7 +196,7 @@ export class DepthQueries {
           return { ok: false as const, reason: `its data end ${steps - q.horizon} steps before the others'; at most ${MAX_NODE_HORIZON} steps are forecast` };
         }
         const replay = q.replay ? { fresh: true, model: q.replay.specOf(n.entity, a.axis) ?? NODE_MODEL } : {};
-        return runNodeJob(this.deps.pool, nodeJob(hierarchy.records.get(n.entity)!, a.kind, n.series, steps, { levels: [], detail: { draws: DEFAULT_DRAWS, originDraws: ORIGIN_DRAWS }, ...replay }));
+        return runNodeJob(this.deps.pool, nodeJob(hierarchy.records.get(n.entity)!, a.kind, n.series, steps, { levels: [], detail: { draws: DEFAULT_DRAWS, originDraws: ORIGIN_DRAWS }, ...replay }), { owner: q.accountId, signal: q.signal });
       }),
     );
     const rootOutcome = outcomes[0];
@@ -219,7 +224,7 @@ export class DepthQueries {
         return { leaves: nodes[i].leaves, bottom: nodes[i].bottom, start: k.node.series.firstIndex, mean: d.mean, grid: d.grid, residuals: d.residuals, origins: d.origins };
       }),
       report: report ? { levels: q.levels, thresholds: kept.map((_, i) => (i === 0 ? q.thresholds : undefined)) } : undefined,
-    });
+    }, { owner: q.accountId, signal: q.signal });
     warnings.push(...reconciled.warnings.map((w) => `${a.axis}: ${w}`));
     return { hierarchy: a, nodes, results: kept.map((k) => k.result), seeds: kept.map((k) => k.seed), target, reconciled, warnings };
   }

@@ -20,7 +20,8 @@ export interface NodeMeans {
 
 /** What traversal needs: the means of many entities. */
 export interface NodeForecaster {
-  means(accountId: string, entities: readonly string[], axes: readonly string[], horizon: number): Promise<Map<string, NodeMeans>>;
+  /** `signal`: aborted when the answer is no longer wanted (fits not started are dropped). */
+  means(accountId: string, entities: readonly string[], axes: readonly string[], horizon: number, signal?: AbortSignal): Promise<Map<string, NodeMeans>>;
 }
 
 export interface NodeForecastDeps {
@@ -34,7 +35,7 @@ export interface NodeForecastDeps {
 /** The node forecaster over the service's stores and worker pool. */
 export function nodeForecaster(deps: NodeForecastDeps): NodeForecaster {
   return {
-    async means(accountId, entities, axes, horizon) {
+    async means(accountId, entities, axes, horizon, signal) {
       const asOf = await deps.observations.latestRevision(accountId);
       const records = new Map((await deps.entities.getMany(accountId, entities)).map((r) => [r.entity, r]));
       const out = new Map<string, NodeMeans>();
@@ -66,7 +67,7 @@ export function nodeForecaster(deps: NodeForecastDeps): NodeForecaster {
               warnings.push(`${name}: ${entity} has no observations, and no leaf beneath it has any`);
               continue;
             }
-            const outcome = await runNodeJob(deps.pool, nodeJob(record, axis.kind, series, horizon, { levels: [] }));
+            const outcome = await runNodeJob(deps.pool, nodeJob(record, axis.kind, series, horizon, { levels: [] }), { owner: accountId, signal });
             if (outcome.ok) axesResolved[name] = outcome.result.summary.mean;
             else warnings.push(`${name}: ${outcome.reason}`);
           }

@@ -6,7 +6,7 @@
  */
 import type { AxisKind, EntityRecord } from '../entities/entity-store';
 import type { ForecastJob, ForecastJobResult } from '../oracle/forecast-job';
-import { ForecastJobFailed, type ForecastPool } from '../oracle/forecast-pool';
+import { ForecastJobFailed, type ForecastPool, type RunOptions } from '../oracle/forecast-pool';
 import { seasonalInfo, seedOf } from '../oracle/engine-info';
 import type { LoadedSeries } from '../oracle/series-loader';
 
@@ -31,10 +31,10 @@ export function nodeJob(
 /** A node job's outcome: the result, or the engine's reason it could not forecast. */
 export type NodeOutcome = { readonly ok: true; readonly result: ForecastJobResult; readonly seed: number } | { readonly ok: false; readonly reason: string };
 
-/** Run a node job; an engine refusal (too little data, an invalid series) is an outcome, anything else throws. */
-export async function runNodeJob(pool: ForecastPool, job: ForecastJob): Promise<NodeOutcome> {
+/** Run a node job (`run`: whose, and when to give it up); an engine refusal (too little data, an invalid series) is an outcome, anything else throws. */
+export async function runNodeJob(pool: ForecastPool, job: ForecastJob, run: RunOptions): Promise<NodeOutcome> {
   try {
-    return { ok: true, result: await pool.run(job), seed: job.seed };
+    return { ok: true, result: await pool.run(job, run), seed: job.seed };
   } catch (err) {
     if (!(err instanceof ForecastJobFailed)) throw err;
     const e = err.error;

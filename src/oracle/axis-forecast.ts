@@ -11,7 +11,7 @@ import { NO_BACKTEST_WARNING } from '../engine/backtest';
 import type { SeriesInfo } from '../engine/types';
 import { ServiceError } from '../rpc/errors';
 import type { ForecastJobResult } from './forecast-job';
-import { ForecastJobFailed, type ForecastPool } from './forecast-pool';
+import { ForecastJobFailed, type ForecastPool, type RunOptions } from './forecast-pool';
 import type { LoadedSeries } from './series-loader';
 
 /** One series to forecast: its data and the model specification to fit. */
@@ -59,9 +59,11 @@ function jobError(err: unknown, entity: string, axis: string): unknown {
 
 /**
  * Forecast every planned series in the worker pool; the first reports `spec`'s thresholds and
- * levels. `fresh`: fit anew, bypassing every cache (forensics), instead of reusing fits.
+ * levels. `fresh`: fit anew, bypassing every cache (forensics), instead of reusing fits; `owner`
+ * and `signal`: whose fits they are and when to give them up (`RunOptions`).
  */
-export function forecastAxes(pool: ForecastPool, plans: readonly AxisPlan[], spec: ReportSpec, fresh = false): Promise<AxisOutcome[]> {
+export function forecastAxes(pool: ForecastPool, plans: readonly AxisPlan[], spec: ReportSpec, options: RunOptions & { readonly fresh?: boolean } = {}): Promise<AxisOutcome[]> {
+  const { fresh = false, ...run } = options;
   return Promise.all(
     plans.map(async (plan, i) => {
       const { info, series } = plan;
@@ -77,7 +79,7 @@ export function forecastAxes(pool: ForecastPool, plans: readonly AxisPlan[], spe
           thresholds: i === 0 ? spec.thresholds : undefined,
           levels: i === 0 ? spec.levels : [],
           fresh,
-        });
+        }, run);
         return { ...plan, result };
       } catch (err) {
         throw jobError(err, plan.entity.entity, plan.axis.name);

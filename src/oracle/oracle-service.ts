@@ -136,7 +136,7 @@ export function oracleService(deps: OracleDeps): ServiceBinding {
           }),
         );
         const spec = { horizon: checked.horizon, thresholds: checked.thresholds, levels: checked.levels };
-        const outcomes = await forecastAxes(deps.pool, plans, spec).catch(async (err: unknown) => {
+        const outcomes = await forecastAxes(deps.pool, plans, spec, { owner: accountId, signal: ctx.signal }).catch(async (err: unknown) => {
           // no data because the entity was deleted while it was read (made again since, or not): that is a 404, not a 422
           if (err instanceof ServiceError && err.code === 'insufficient_data' && (await deps.entities.get(accountId, entity.entity))?.incarnation !== entity.incarnation) {
             throw new NotFoundError('entity', entity.entity);

@@ -14,8 +14,8 @@ export class DriftScorer extends ThreadRpc<DriftJob, readonly DriftJobResult[]> 
     super(workerScript(__dirname, 'drift-thread'), 'drift scoring');
   }
 
-  /** Score a job in the thread (its values are moved there, not copied). */
-  score(job: DriftJob): Promise<readonly DriftJobResult[]> {
-    return this.call(job, [job.values.buffer as ArrayBuffer]);
+  /** Score `owner`'s (an account's) job in the thread (its values are moved there, not copied); accounts take turns. */
+  score(job: DriftJob, owner: string): Promise<readonly DriftJobResult[]> {
+    return this.call(job, { transfer: [job.values.buffer as ArrayBuffer], owner });
   }
 }

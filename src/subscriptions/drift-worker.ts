@@ -171,7 +171,7 @@ export class DriftWorker {
         frontier: Number.isFinite(frontier) ? frontier : window.firstIndex - 1,
         level: s.level,
       }));
-      const results = await this.deps.scorer.score({ info, values: window.values, firstIndex: window.firstIndex, items });
+      const results = await this.deps.scorer.score({ info, values: window.values, firstIndex: window.firstIndex, items }, accountId);
       for (const r of results) {
         const sub = covering.find((s) => s.id === r.key)!;
         outcome.writes.push({ sub, axis: axis.name, state: r.state, version: stored.get(sub.id)?.version ?? 0 });

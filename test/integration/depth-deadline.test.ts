@@ -1,0 +1,74 @@
+/**
+ * A depth query whose caller's deadline passes stops costing: the fits it had not started are
+ * dropped (one fit per entity; up to a thousand), instead of running on for every other account's
+ * queries to wait behind. Both protocols; each gets its own cold hierarchy of 40 daily leaves.
+ */
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import * as grpc from '@grpc/grpc-js';
+import { OracleServiceClient, QueryRequest, type QueryResponse } from '../../gen/forecast/v1/oracle_service.pb';
+import { ok, rest } from '../helpers/dual';
+import { dailyEntity } from '../helpers/oracle-data';
+import { startTestService, type TestService } from '../helpers/service';
+
+let t: TestService;
+let key: string;
+const LEAVES = 40;
+
+/** A root with LEAVES daily leaves (a year each, a strong weekly cycle: the costlier daily route). */
+async function hierarchy(root: string): Promise<void> {
+  await ok(rest(t, key, { method: 'POST', path: '/v1/entities', body: { entity: root, frequency: 'P1D', axes: [{ name: 'demand' }] } }));
+  for (let k = 0; k < LEAVES; k++) {
+    const leaf = `${root.replace('region', 'store')}-${k}`;
+    await dailyEntity(t, key, leaf, (i) => 40 + 5 * k + [0, 8, 10, 12, 14, 30, 25][i % 7] + ((i * (k + 3)) % 7), 365);
+    await ok(rest(t, key, { method: 'POST', path: '/v1/relations', body: { parent: root, child: leaf } }));
+  }
+}
+
+beforeAll(async () => {
+  t = await startTestService();
+  ({ key } = await t.account('enterprise'));
+  await hierarchy('region:rest');
+  await hierarchy('region:grpc');
+}, 120_000);
+afterAll(() => t.close());
+
+/** Fits the pool made once everything it was handed has finished. */
+async function fitsSettled(): Promise<number> {
+  const { stats } = t.service.ctx.pool;
+  for (let last = -1; last !== stats.fits; ) {
+    last = stats.fits;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  return stats.fits;
+}
+
+describe('a depth query past its deadline', () => {
+  test('REST: 504, most of its fits never run, and the query answers in full without a deadline', async () => {
+    const before = await fitsSettled();
+    const late = await rest(t, key, { method: 'POST', path: '/v1/oracle/query', body: { entity: 'region:rest', depth: 1, horizon: 7 }, headers: { 'grpc-timeout': '100m' } });
+    expect(late.code).toBe('deadline_exceeded');
+    expect(late.status).toBe(504);
+    // 41 fits were asked for; the two workers held at most two each when the deadline passed
+    expect((await fitsSettled()) - before).toBeLessThanOrEqual(12);
+    const answer = await ok(rest(t, key, { method: 'POST', path: '/v1/oracle/query', body: { entity: 'region:rest', depth: 1, horizon: 7 } }));
+    expect(answer.data.descendants).toHaveLength(LEAVES);
+    expect((await fitsSettled()) - before).toBe(LEAVES + 1);
+  }, 120_000);
+
+  test('gRPC: DEADLINE_EXCEEDED, most of its fits never run', async () => {
+    const client = t.client(OracleServiceClient);
+    const call = (deadline?: number) =>
+      new Promise<{ err: grpc.ServiceError | null; res?: QueryResponse }>((resolve) => {
+        const md = new grpc.Metadata();
+        md.set('authorization', `Bearer ${key}`);
+        client.query(QueryRequest.fromPartial({ entity: 'region:grpc', depth: 1, horizon: 7 }), md, deadline ? { deadline } : {}, (err, res) => resolve({ err, res }));
+      });
+    const before = await fitsSettled();
+    const late = await call(Date.now() + 100);
+    expect(late.err?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
+    expect((await fitsSettled()) - before).toBeLessThanOrEqual(12);
+    const answer = await call();
+    expect(answer.err).toBeNull();
+    expect(answer.res!.descendants).toHaveLength(LEAVES);
+  }, 120_000);
+});
