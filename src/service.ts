@@ -6,11 +6,10 @@
 import { createServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type * as grpc from '@grpc/grpc-js';
-import { AccountServiceService } from '../gen/forecast/v1/account_service.pb';
 import { AccountStore } from './accounts/account-store';
 import { accountService } from './accounts/account-service';
 import { keyService } from './accounts/key-service';
-import { quotaInterceptor, rateLimitDescriber, UsageStore } from './accounts/quota';
+import { QUOTA_EXEMPT_METHODS, quotaInterceptor, rateLimitDescriber, UsageStore } from './accounts/quota';
 import { systemClock, type Clock } from './clock';
 import type { Config } from './config';
 import { entityService } from './entities/entity-service';
@@ -53,8 +52,6 @@ import { WebhookRuntime } from './subscriptions/runtime';
 import type { Resolver } from './subscriptions/ssrf-guard';
 import { subscriptionService } from './subscriptions/subscription-service';
 
-/** Methods that never count against the quota (GetVersion needs no key, so it is never counted either). */
-const QUOTA_EXEMPT: ReadonlySet<string> = new Set([AccountServiceService.getAccount.path, AccountServiceService.getVersion.path]);
 
 /** Everything the endpoints may need. */
 export interface ServiceContext {
@@ -223,7 +220,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
         // (A replay's RateLimit headers, not stored, come from describeCaller.)
         idempotencyInterceptor(ctx.idempotency, clock, { appliesTo: (path) => routes.idempotentMethods.has(path) }),
         // Reads of the account itself are free (API.md section 12): a user over quota still sees their usage.
-        quotaInterceptor(ctx.usage, clock, { exempt: (path) => QUOTA_EXEMPT.has(path) }),
+        quotaInterceptor(ctx.usage, clock, { exempt: (path) => QUOTA_EXEMPT_METHODS.has(path) }),
       ],
     },
     methods,

@@ -5,6 +5,7 @@
  * replicas sharing PostgreSQL. No read-then-write.
  */
 import { sql } from 'kysely';
+import { AccountServiceService } from '../../gen/forecast/v1/account_service.pb';
 import { formatTime, type Clock } from '../clock';
 import type { Interceptor } from '../rpc/pipeline';
 import type { Principal } from './auth';
@@ -12,6 +13,12 @@ import { ServiceError } from '../rpc/errors';
 import { outsideCalls } from '../store/commit-hook';
 import type { Database } from '../store/database';
 import { TIERS, type Tier } from './tiers';
+
+/**
+ * Methods that never count against the quota and are answered over it (GetVersion needs no key,
+ * so it is never counted either): the quota interceptor's `exempt`, and no 429 in their OpenAPI.
+ */
+export const QUOTA_EXEMPT_METHODS: ReadonlySet<string> = new Set([AccountServiceService.getAccount.path, AccountServiceService.getVersion.path]);
 
 /** The calendar month (UTC) containing `ms`: its key and bounds. */
 export function monthOf(ms: number): { key: string; start: number; end: number } {

@@ -83,7 +83,7 @@ manifest ever issued stays verifiable. Needs MASTER_KEY (or MASTER_KEY_FILE) wit
   --json   print the new key as one JSON line`,
   'signing-keys list': `usage: forecast signing-keys list [--json]
 
-The manifest signing keys, newest first, public parts only.
+The manifest signing keys, oldest first (the last one signs now), public parts only.
 
   --json   print them as one JSON line`,
   manifests: `usage: forecast manifests verify FILE [--jwks FILE|URL]`,

@@ -15,12 +15,20 @@ const MAX_BODY = 1024 * 1024;
 /** webhook-ids remembered for de-duplication. */
 const REMEMBERED = 10_000;
 
+/** A number for a person to read: 4 significant digits, whole numbers from 1,000 up (`--json` prints them all). */
+function readable(x: unknown): unknown {
+  if (typeof x !== 'number' || !Number.isFinite(x)) return x;
+  return Math.abs(x) >= 1000 ? Math.round(x) : Number(x.toPrecision(4));
+}
+
 /** One printed line for an event: time, type, and the drift facts when there are any. */
 export function describeEvent(event: { id: string; type: string; created_at: string; data: Record<string, any> }): string {
   const d = event.data ?? {};
   if (event.type === 'drift.detected' || event.type === 'drift.resolved') {
     const i = d.interval ?? {};
-    return `${event.created_at} ${event.type} ${d.entity} ${d.axis} at ${d.time}: actual ${d.actual}, expected ${d.expected}, ${Math.round((i.level ?? 0) * 100)}% interval [${i.lower}, ${i.upper}], PIT ${d.pit} (${event.id})`;
+    const [actual, expected, lower, upper] = [d.actual, d.expected, i.lower, i.upper].map(readable);
+    const pit = typeof d.pit === 'number' ? Number(d.pit.toFixed(3)) : d.pit;
+    return `${event.created_at} ${event.type} ${d.entity} ${d.axis} at ${d.time}: actual ${actual}, expected ${expected}, ${Math.round((i.level ?? 0) * 100)}% interval [${lower}, ${upper}], PIT ${pit} (${event.id})`;
   }
   return `${event.created_at} ${event.type} ${JSON.stringify(d)} (${event.id})`;
 }

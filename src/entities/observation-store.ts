@@ -17,7 +17,7 @@ import { invalidArgument } from '../rpc/errors';
 import { formatTime } from '../clock';
 import { indexOf, type Frequency } from './frequency';
 
-/** Most grid steps one axis may span, first to last observation (a 10-year hourly series is ~87,600). */
+/** Most grid points one axis may cover, first to last observation both included (a 10-year hourly series is ~87,600). */
 export const MAX_AXIS_SPAN_STEPS = 200_000;
 
 /** One observation as stored. */
@@ -295,7 +295,7 @@ async function checkSpans(q: Queryable, accountId: string, ranges: readonly Axis
       const row = stored?.first != null && a.min.time < Number(stored.first) ? a.min : a.max;
       throw invalidArgument(
         row.name,
-        `${formatTime(row.time)} would make axis ${a.axis} of ${a.entity} span ${span} ${frequency} steps (${formatTime(first)} to ${formatTime(last)}); at most ${MAX_AXIS_SPAN_STEPS} are allowed`,
+        `${formatTime(row.time)} would make axis ${a.axis} of ${a.entity} cover ${span} ${frequency} grid points (${formatTime(first)} to ${formatTime(last)}, both included); at most ${MAX_AXIS_SPAN_STEPS} are allowed`,
       );
     }
   }

@@ -11,6 +11,7 @@ import type { Descendant, Forecast } from '../../gen/forecast/v1/oracle_service.
 import type { AxisKind, AxisRecord, EntityRecord, EntityStore } from '../entities/entity-store';
 import type { ReconcileMethod } from '../engine/reconcile/index';
 import { depthManifestEntries } from '../graph/depth-endpoint';
+import { leftOutEntities } from '../graph/hierarchy-series';
 import type { DepthQueries } from '../graph/hierarchy-query';
 import { jcs, sha256Hex, type CanonicalJson } from '../manifests/canonical';
 import type { EngineIdentity } from '../manifests/manifest-builder';
@@ -76,7 +77,7 @@ async function replayDepth0(deps: ForensicsDeps, accountId: string, manifest: Ma
  * The output of a depth ≥ 1 query again: the depth query in replay mode, on the same hierarchy;
  * undefined when the entity contains nothing (answered as at depth 0, so replayed so too).
  */
-async function replayDepth(deps: ForensicsDeps, accountId: string, manifest: Manifest, revision: number, signal?: AbortSignal): Promise<Output | undefined> {
+async function replayDepth(deps: ForensicsDeps, accountId: string, manifest: Manifest, original: RecordedOutput, revision: number, signal?: AbortSignal): Promise<Output | undefined> {
   const request = manifest.request!;
   for (const input of manifest.inputs) await readInput(deps, accountId, input, revision);
   const root = await deps.entities.get(accountId, request.entity);
@@ -104,6 +105,8 @@ async function replayDepth(deps: ForensicsDeps, accountId: string, manifest: Man
   for (const [then, again] of [
     [manifest.inputs.map(key), now.inputs.map(key)],
     [manifest.models.map(key), now.models.map(key)],
+    // entities without data are not read as series: the warnings that left them out name them
+    [leftOutEntities(original.forecast?.warnings ?? []), leftOutEntities(result.forecast.warnings)],
   ]) {
     const missing = then.find((k) => !again.includes(k));
     const extra = again.find((k) => !then.includes(k));
@@ -113,6 +116,12 @@ async function replayDepth(deps: ForensicsDeps, accountId: string, manifest: Man
   }
   const descendants: Descendant[] = result.descendants.map((d) => ({ entity: d.entity, level: d.level, forecast: d.forecast }));
   return { forecast: result.forecast, descendants, reconciliation: result.method };
+}
+
+/** The recorded output as stored (JSON), as far as a replay reads it. */
+interface RecordedOutput {
+  readonly reconciliation?: string;
+  readonly forecast?: { readonly warnings?: readonly string[] };
 }
 
 /** A query's output: what the digest covers. */
@@ -129,10 +138,11 @@ export async function reproduce(deps: ForensicsDeps, accountId: string, queryId:
   const manifest = deps.canonical.parseManifest(stored.json);
   const revision = Number(manifest.dataRevision);
   const request = manifest.request!;
-  let output = request.depth > 0 ? await replayDepth(deps, accountId, manifest, revision, signal) : undefined;
+  const original = JSON.parse(stored.output) as RecordedOutput;
+  let output = request.depth > 0 ? await replayDepth(deps, accountId, manifest, original, revision, signal) : undefined;
   if (!output) {
     // answered by reconciliation, but the entity contains nothing now
-    if (request.depth > 0 && (JSON.parse(stored.output) as { reconciliation?: string }).reconciliation) {
+    if (request.depth > 0 && original.reconciliation) {
       throw gone(request.entity, request.axes[0] ?? '', 'hierarchy', `the hierarchy under ${request.entity} is no longer the one the query read: it contains nothing now (contains relations changed)`);
     }
     output = await replayDepth0(deps, accountId, manifest, revision, signal);

@@ -81,6 +81,23 @@ function disagreement(own: LoadedSeries, sum: LoadedSeries): { gap: number; inde
   return worst;
 }
 
+/** The warning naming an entity of the hierarchy that a query left out: neither it nor a leaf beneath it has data on the axis. */
+export function leftOutWarning(axis: string, entity: string): string {
+  return `${axis}: ${entity} has no observations and no leaf beneath it has any: left out`;
+}
+
+/**
+ * The entities `leftOutWarning` named in `warnings`, as `<entity> axis <axis> (no observations)`:
+ * how forensics tells a hierarchy that gained or lost an entity without data (not among the
+ * series read, so not in the manifest's inputs) from one that did not change.
+ */
+export function leftOutEntities(warnings: readonly string[]): string[] {
+  return warnings.flatMap((w) => {
+    const m = /^([^:]+): (.+) has no observations and no leaf beneath it has any: left out$/.exec(w);
+    return m ? [`${m[2]} axis ${m[1]} (no observations)`] : [];
+  });
+}
+
 /**
  * The nodes of axis `axisName` down to `depth` levels (see the file comment). Nodes with no
  * data of their own and no data-bearing leaf are left out with a warning; the caller decides
@@ -171,7 +188,7 @@ export async function axisHierarchy(
     }
     const series = useOwn ? own : sum;
     if (!series) {
-      if (e !== hierarchy.root) warnings.push(`${axisName}: ${e} has no observations and no leaf beneath it has any: left out`);
+      if (e !== hierarchy.root) warnings.push(leftOutWarning(axisName, e));
       continue;
     }
     nodes.push({ entity: e, level: hierarchy.level.get(e)!, series, own: useOwn, leaves: dataLeaves });

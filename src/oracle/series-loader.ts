@@ -60,7 +60,7 @@ function build(entity: EntityRecord, axis: AxisRecord, rows: readonly { time: nu
   const span = last - first + 1;
   // Data stored before ingest checked spans can still be this long: it cannot be used (422), which is no bug (500).
   if (span > MAX_SERIES_STEPS) {
-    throw new ServiceError('insufficient_data', `axis ${axis.name} of ${entity.entity} spans ${span} ${entity.frequency} steps; at most ${MAX_SERIES_STEPS} can be forecast (correct or delete the outlying observations)`, {
+    throw new ServiceError('insufficient_data', `axis ${axis.name} of ${entity.entity} covers ${span} ${entity.frequency} grid points; at most ${MAX_SERIES_STEPS} can be forecast (correct or delete the outlying observations)`, {
       axis: axis.name,
       span,
       max: MAX_SERIES_STEPS,

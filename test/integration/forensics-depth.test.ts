@@ -153,6 +153,30 @@ for (const protocol of ['rest', 'grpc'] as const) {
   });
 }
 
+test('an entity without data added to or taken from the hierarchy is failed_precondition naming it (found by QA: reproduced false)', async () => {
+  assert.equal((await rest(t, key, { method: 'POST', path: '/v1/entities', body: { entity: 'sku:empty', frequency: 'P1D', axes: [{ name: 'demand' }] } })).code, 'ok');
+  const before = await depthQuery('rest');
+  assert.equal((await rest(t, key, { method: 'POST', path: '/v1/relations', body: { parent: 'store:s', child: 'sku:empty' } })).code, 'ok');
+  const withEmpty = await depthQuery('grpc');
+  assert.ok(withEmpty.output.forecast.warnings.some((w: string) => w.includes('sku:empty has no observations')), 'the query left it out, saying so');
+  for (const protocol of ['rest', 'grpc'] as const) {
+    const o = await reproduce(protocol, before.id);
+    assert.equal(o.code, 'failed_precondition', o.message);
+    assert.equal(o.status, protocol === 'rest' ? 400 : 9);
+    assert.match(o.message, /hierarchy under store:s is no longer the one the query read: sku:empty axis demand \(no observations\) is part of it now/);
+    const same = await reproduce(protocol, withEmpty.id);
+    assert.equal(same.code, 'ok', same.message);
+    assert.equal(same.data.reproduced, true);
+  }
+  assert.equal((await rest(t, key, { method: 'DELETE', path: '/v1/relations/contains/store:s/sku:empty' })).code, 'ok');
+  for (const protocol of ['rest', 'grpc'] as const) {
+    const o = await reproduce(protocol, withEmpty.id);
+    assert.equal(o.code, 'failed_precondition', o.message);
+    assert.match(o.message, /sku:empty axis demand \(no observations\) is no longer part of it/);
+    assert.equal((await reproduce(protocol, before.id)).data.reproduced, true);
+  }
+});
+
 test('a changed hierarchy is failed_precondition naming it; relations are not versioned', async () => {
   const q = await depthQuery('rest');
   assert.equal((await rest(t, key, { method: 'POST', path: '/v1/relations', body: { parent: 'store:s', child: 'sku:z' } })).code, 'ok');

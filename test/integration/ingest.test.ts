@@ -85,7 +85,7 @@ describe.each(PROTOCOLS)('%s', (p) => {
     assert.equal(edges.code, 'ok', edges.message);
   });
 
-  test(`an axis may span at most ${MAX_AXIS_SPAN_STEPS} steps, counting what is stored; the row that stretches it is named`, async () => {
+  test(`an axis may cover at most ${MAX_AXIS_SPAN_STEPS} grid points, counting what is stored; the row that stretches it is named`, async () => {
     const entity = `server:span-${p}`;
     await createEntity(key, entity, 'PT1H');
     const start = Date.UTC(2000, 0, 1);
@@ -93,7 +93,7 @@ describe.each(PROTOCOLS)('%s', (p) => {
     const inOne = await ingest(p, entity, [{ axis: 'demand', time: at(0), value: 1 }, { axis: 'demand', time: at(MAX_AXIS_SPAN_STEPS), value: 2 }]);
     assert.equal(inOne.code, 'invalid_argument');
     assert.ok(inOne.message.startsWith('observations[1].time: '), inOne.message);
-    assert.ok(inOne.message.includes(`span ${MAX_AXIS_SPAN_STEPS + 1} PT1H steps`), inOne.message);
+    assert.ok(inOne.message.includes(`cover ${MAX_AXIS_SPAN_STEPS + 1} PT1H grid points`), inOne.message);
     assert.equal((await ingest(p, entity, [{ axis: 'demand', time: at(0), value: 1 }, { axis: 'demand', time: at(MAX_AXIS_SPAN_STEPS - 1), value: 2 }])).code, 'ok', 'exactly the maximum is fine');
     const later = await ingest(p, entity, [{ axis: 'demand', time: at(10), value: 3 }, { axis: 'demand', time: at(MAX_AXIS_SPAN_STEPS), value: 4 }]);
     assert.equal(later.code, 'invalid_argument');
@@ -139,7 +139,7 @@ describe.each(PROTOCOLS)('%s', (p) => {
         : await grpcCall(oracle, oracle.query, key, { entity, depth: 0, axes: [], includeManifest: false, reconciliation: '', horizon: 1, thresholds: [], quantiles: [] });
     assert.equal(o.code, 'insufficient_data', o.message);
     assert.equal(o.status, p === 'rest' ? 422 : grpc.status.FAILED_PRECONDITION);
-    assert.ok(o.message.includes('spans 400001 PT1H steps'), o.message);
+    assert.ok(o.message.includes('covers 400001 PT1H grid points'), o.message);
   });
 });
 

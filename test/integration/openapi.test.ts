@@ -72,6 +72,8 @@ test('every operation lists the error statuses it can answer, with the error bod
   assert.deepEqual(statuses('/v1/version', 'get'), ['400', '500', '503', '504'], 'a public read needs no key and counts against no quota');
   assert.deepEqual(statuses('/v1/entities/{entity}', 'get'), ['400', '401', '403', '404', '429', '500', '503', '504']);
   assert.deepEqual(statuses('/v1/signup', 'post'), ['400', '409', '413', '415', '422', '429', '500', '503', '504']);
+  // answered even over quota: no 429 (found by QA: it was listed)
+  assert.deepEqual(statuses('/v1/account', 'get'), ['400', '401', '500', '503', '504']);
   assert.ok(statuses('/v1/oracle/query', 'post').includes('422'), 'insufficient_data, named in the method comment');
   assert.ok(statuses('/v1/oracle/query', 'post').includes('404'));
   for (const [path, ops] of Object.entries<any>(doc.paths)) {

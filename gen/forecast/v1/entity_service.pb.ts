@@ -1847,9 +1847,10 @@ export const EntityServiceService = {
    * whole batch with 400 naming the row's index, and nothing is stored. An accepted batch
    * gets the account's next data revision.
    *
-   * Times must lie in [1900-01-01T00:00:00Z, 2200-01-01T00:00:00Z), and one axis may span at
-   * most 200,000 steps of the entity's frequency from its first to its last observation
-   * (counting what is already stored: about 22 years of hourly data, 547 years of daily):
+   * Times must lie in [1900-01-01T00:00:00Z, 2200-01-01T00:00:00Z), and one axis may cover at
+   * most 200,000 points of the entity's frequency from its first to its last observation, both
+   * included (199,999 steps apart; counting what is already stored: about 22 years of hourly
+   * data, 547 years of daily):
    * a row outside either is refused with 400 naming it (`observations[i].time`).
    */
   ingestObservations: {
@@ -1981,9 +1982,10 @@ export interface EntityServiceServer extends UntypedServiceImplementation {
    * whole batch with 400 naming the row's index, and nothing is stored. An accepted batch
    * gets the account's next data revision.
    *
-   * Times must lie in [1900-01-01T00:00:00Z, 2200-01-01T00:00:00Z), and one axis may span at
-   * most 200,000 steps of the entity's frequency from its first to its last observation
-   * (counting what is already stored: about 22 years of hourly data, 547 years of daily):
+   * Times must lie in [1900-01-01T00:00:00Z, 2200-01-01T00:00:00Z), and one axis may cover at
+   * most 200,000 points of the entity's frequency from its first to its last observation, both
+   * included (199,999 steps apart; counting what is already stored: about 22 years of hourly
+   * data, 547 years of daily):
    * a row outside either is refused with 400 naming it (`observations[i].time`).
    */
   ingestObservations: handleUnaryCall<IngestObservationsRequest, IngestObservationsResponse>;
@@ -2111,9 +2113,10 @@ export interface EntityServiceClient extends Client {
    * whole batch with 400 naming the row's index, and nothing is stored. An accepted batch
    * gets the account's next data revision.
    *
-   * Times must lie in [1900-01-01T00:00:00Z, 2200-01-01T00:00:00Z), and one axis may span at
-   * most 200,000 steps of the entity's frequency from its first to its last observation
-   * (counting what is already stored: about 22 years of hourly data, 547 years of daily):
+   * Times must lie in [1900-01-01T00:00:00Z, 2200-01-01T00:00:00Z), and one axis may cover at
+   * most 200,000 points of the entity's frequency from its first to its last observation, both
+   * included (199,999 steps apart; counting what is already stored: about 22 years of hourly
+   * data, 547 years of daily):
    * a row outside either is refused with 400 naming it (`observations[i].time`).
    */
   ingestObservations(

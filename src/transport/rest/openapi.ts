@@ -11,10 +11,11 @@
  *
  * Error statuses of an operation: those of the shared mechanism (400 for any input; 401/403 by
  * the method's access; 409/422 idempotency on POST; 413/415 when it takes a body; 429 quota for
- * keyed methods; 500/503/504 always), 404 when the path names a resource, and any status or
+ * keyed methods the quota counts (`QUOTA_EXEMPT_METHODS` are answered over it); 500/503/504 always), 404 when the path names a resource, and any status or
  * code the method's proto comment names (e.g. "409 `already_exists`").
  */
 import { type DescEnum, type DescField, type DescFile, type DescMessage, type DescMethod } from '@bufbuild/protobuf';
+import { QUOTA_EXEMPT_METHODS } from '../../accounts/quota';
 import { ERROR_STATUS, type ErrorCode } from '../../rpc/errors';
 import { MAX_IDEMPOTENCY_KEY_LENGTH, MIN_PUBLIC_KEY_LENGTH, storesOutcome } from '../../rpc/idempotency';
 import { API_VERSION } from '../../rpc/pipeline';
@@ -132,7 +133,8 @@ for (const [code, { http }] of Object.entries(ERROR_STATUS) as [ErrorCode, { htt
 export function errorStatuses(route: Route, doc: string | undefined): number[] {
   const access = route.entry.endpoint.access;
   const statuses = new Set([400, 500, 503, 504]);
-  if (access !== 'public') [401, 429].forEach((s) => statuses.add(s));
+  if (access !== 'public') statuses.add(401);
+  if (access !== 'public' && !QUOTA_EXEMPT_METHODS.has(route.entry.path)) statuses.add(429);
   if (access !== 'public' && access !== 'authenticated') statuses.add(403);
   if (route.httpMethod === 'POST') [409, 422].forEach((s) => statuses.add(s));
   if (route.body) [413, 415].forEach((s) => statuses.add(s));
