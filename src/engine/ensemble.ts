@@ -168,7 +168,8 @@ export function ensembleFamily(
           fits.push(f);
           used.push(i);
           weights.push(members[i].weight ?? 1);
-          for (const w of f.warnings) warnings.push(`${f.model}: ${w}`);
+          // once each: a pool of three TSBs says "no demand observed" once, not three times
+          for (const w of f.warnings) if (!warnings.includes(`${f.model}: ${w}`)) warnings.push(`${f.model}: ${w}`);
         } catch (err) {
           firstError ??= err;
           warnings.push(`${fams[i].name} dropped: ${err instanceof Error ? err.message : String(err)}`);

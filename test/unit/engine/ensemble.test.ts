@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { NormalStep } from '../../../src/engine/distributions/normal-step';
 import { combineForecasts, ensembleFamily, LinearPoolStep, QuantileAverageStep } from '../../../src/engine/ensemble';
 import { randomWalk, toyMean, toyNaive } from './backtest-toy-families';
+import { forecastSeries } from '../../../src/engine/index';
 
 test('quantile average of normals is the normal with averaged mean and sd', () => {
   const s = new QuantileAverageStep([new NormalStep(0, 1), new NormalStep(10, 3)], Float64Array.of(0.5, 0.5));
@@ -40,4 +41,11 @@ test('ensemble family: fits members, combines, drops a failing member with a war
   const paths = mix.samplePaths(200, 3);
   assert.equal(paths.length, 200);
   assert.deepEqual(paths, mix.samplePaths(200, 3));
+});
+
+test('a combination names each member warning once (found by QA: a pool of three TSBs said "no demand observed" three times)', () => {
+  const zeros = new Float64Array(120);
+  const r = forecastSeries(zeros, { period: 7, periods: [7, 365] }, { horizon: 7 });
+  assert.match(r.model, /TSB, TSB, TSB/);
+  assert.deepEqual(r.warnings, ['TSB: no demand observed: forecasting zero']);
 });
