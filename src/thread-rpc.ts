@@ -79,13 +79,19 @@ export class ThreadRpc<I, O> {
 
   /** Start the next queued request when none is running. */
   private pump(): void {
-    if (this.running) return;
-    const call = this.queue.shift();
-    if (!call) return;
-    this.running = call;
-    const worker = (this.worker ??= this.start());
-    worker.ref();
-    worker.postMessage({ id: call.id, input: call.input } satisfies Request<I>, call.options.transfer);
+    for (let call = this.running ? undefined : this.queue.shift(); call; call = this.queue.shift()) {
+      const worker = (this.worker ??= this.start());
+      try {
+        worker.postMessage({ id: call.id, input: call.input } satisfies Request<I>, call.options.transfer);
+      } catch (err) {
+        // a request that cannot be sent fails alone (found by review: it held the thread for ever)
+        call.reject(err);
+        continue;
+      }
+      this.running = call;
+      worker.ref();
+      return;
+    }
   }
 
   /** The caller of `call` went away: drop it if queued, stop its thread if it runs. */

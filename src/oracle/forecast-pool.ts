@@ -33,6 +33,8 @@ export interface RunOptions {
 /** One fit queued or running, and the callers waiting for it. */
 interface Entry {
   readonly id: number;
+  /** Its key in the in-flight map (shared jobs; undefined for a `fresh` one). */
+  key?: string;
   readonly job: ForecastJob;
   readonly owner: string;
   readonly slot: Slot;
@@ -45,7 +47,8 @@ interface Entry {
 }
 
 interface Slot {
-  worker: Worker;
+  /** Undefined after its worker died, until work comes for a new one. */
+  worker: Worker | undefined;
   readonly running: Map<number, Entry>;
   readonly queue: FairQueue<Entry>;
   /** Set by `close`: the worker's exit is then no death to recover from. */
@@ -63,6 +66,8 @@ export interface PoolStats {
   warmups: number;
   /** Jobs dropped before they ran because every caller went away. */
   dropped: number;
+  /** Worker threads started (one per slot, and one more after each death with work waiting). */
+  starts: number;
 }
 
 const SUMMARY_CACHE_SIZE = 2048;
@@ -77,16 +82,28 @@ export class ForecastPool {
   private readonly inflight = new Map<string, Entry>();
   private readonly summaries = new Map<string, ForecastJobResult>();
   private nextId = 1;
-  readonly stats: PoolStats = { fits: 0, summaryHits: 0, joined: 0, warmups: 0, dropped: 0 };
+  readonly stats: PoolStats = { fits: 0, summaryHits: 0, joined: 0, warmups: 0, dropped: 0, starts: 0 };
 
-  /** `size` workers (default: one per core), started on first use. */
-  constructor(private readonly size: number = availableParallelism()) {}
+  /** `size` workers (default: one per core), started on first use; `script`: the worker's file (tests give others). */
+  constructor(
+    private readonly size: number = availableParallelism(),
+    private readonly script?: string,
+  ) {}
 
-  private spawn(slot?: Slot): Slot {
-    const worker = new Worker(workerScript(__dirname, 'forecast-worker'));
-    const s: Slot = slot ?? { worker, running: new Map(), queue: new FairQueue(), closed: false };
-    s.worker = worker;
+  /** A slot with its worker started. */
+  private slot(): Slot {
+    const s: Slot = { worker: undefined, running: new Map(), queue: new FairQueue(), closed: false };
+    s.worker = this.start(s);
+    return s;
+  }
+
+  /** A worker for `s`. */
+  private start(s: Slot): Worker {
+    const worker = new Worker(this.script ?? workerScript(__dirname, 'forecast-worker'));
+    this.stats.starts++;
+    let answered = false;
     worker.on('message', (reply: WorkerReply) => {
+      answered = true;
       if (reply.id === 0) {
         this.stats.warmups++;
         return;
@@ -98,18 +115,21 @@ export class ForecastPool {
       else e.resolve(reply.result!);
       this.pump(s);
     });
-    // a worker that dies fails the jobs it held; a new one takes the queue
+    // A worker that dies fails the jobs it held, and a new one takes the queue when there is one.
+    // One that dies before answering anything (it cannot start) fails the queue too, so a worker
+    // that cannot start is tried again once per new job, never in a loop (found by review).
     const died = (err: Error) => {
       if (s.worker !== worker || s.closed) return;
+      s.worker = undefined;
       for (const e of s.running.values()) e.reject(err);
       s.running.clear();
-      this.spawn(s);
+      if (!answered) for (let e = s.queue.shift(); e; e = s.queue.shift()) e.reject(err);
       this.pump(s);
     };
     worker.on('error', died);
     worker.on('exit', (code) => died(new Error(`a forecast worker exited (code ${code})`)));
     worker.unref();
-    return s;
+    return worker;
   }
 
   /** Forecast a job; see the class comment for caching and de-duplication (none for a `fresh` job). */
@@ -136,16 +156,20 @@ export class ForecastPool {
       return this.wait(running, signal).then((r) => ({ ...r, fitted: false }));
     }
     const entry = this.dispatch(job, options.owner ?? '');
+    entry.key = key;
     this.inflight.set(key, entry);
     // settled before any caller hears of it (registered first), so a caller's next query hits the cache
+    const done = () => {
+      if (this.inflight.get(key) === entry) this.inflight.delete(key);
+    };
     entry.promise.then(
       (result) => {
-        this.inflight.delete(key);
+        done();
         if (result.fitted) this.stats.fits++;
         this.summaries.set(key, result);
         if (this.summaries.size > SUMMARY_CACHE_SIZE) this.summaries.delete(this.summaries.keys().next().value!);
       },
-      () => this.inflight.delete(key),
+      done,
     );
     return this.wait(entry, signal);
   }
@@ -161,16 +185,16 @@ export class ForecastPool {
       s.running.clear();
       for (let e = s.queue.shift(); e; e = s.queue.shift()) e.reject(closed);
     }
-    await Promise.all(slots.map((s) => s.worker.terminate()));
+    await Promise.all(slots.map((s) => s.worker?.terminate()));
   }
 
   /** Queue `job` on its worker's slot. */
   private dispatch(job: ForecastJob, owner: string): Entry {
     const fresh = this.slots === undefined;
-    this.slots ??= Array.from({ length: Math.max(1, this.size) }, () => this.spawn());
+    this.slots ??= Array.from({ length: Math.max(1, this.size) }, () => this.slot());
     const slot = this.slots[hash(job.fitKey) % this.slots.length];
     // the other fresh workers warm up (see forecast-worker.ts) while this one takes the job
-    if (fresh) for (const other of this.slots) if (other !== slot) other.worker.postMessage({ id: 0, warmup: true });
+    if (fresh) for (const other of this.slots) if (other !== slot) other.worker?.postMessage({ id: 0, warmup: true });
     let resolve!: (r: ForecastJobResult) => void;
     let reject!: (e: Error) => void;
     const promise = new Promise<ForecastJobResult>((res, rej) => {
@@ -183,17 +207,22 @@ export class ForecastPool {
     return entry;
   }
 
-  /** Hand the slot's worker its next jobs, up to `IN_FLIGHT_PER_WORKER`. */
+  /** Hand the slot's worker (a new one if it died) its next jobs, up to `IN_FLIGHT_PER_WORKER`. */
   private pump(slot: Slot): void {
-    while (slot.running.size < IN_FLIGHT_PER_WORKER) {
-      const e = slot.queue.shift();
-      if (!e) break;
-      slot.running.set(e.id, e);
-      slot.worker.postMessage({ id: e.id, job: e.job });
+    while (slot.running.size < IN_FLIGHT_PER_WORKER && slot.queue.size > 0 && !slot.closed) {
+      const worker = (slot.worker ??= this.start(slot));
+      const e = slot.queue.shift()!;
+      try {
+        worker.postMessage({ id: e.id, job: e.job });
+        slot.running.set(e.id, e);
+      } catch (err) {
+        // a job that cannot be sent fails alone (found by review: it held its place for ever)
+        e.reject(err instanceof Error ? err : new Error(String(err)));
+      }
     }
     // keep the process alive while work is pending
-    if (slot.running.size > 0) slot.worker.ref();
-    else slot.worker.unref();
+    if (slot.running.size > 0) slot.worker?.ref();
+    else slot.worker?.unref();
   }
 
   /** A caller's promise for `entry`: its result, or the caller's signal's reason once it aborts. */
@@ -226,6 +255,8 @@ export class ForecastPool {
   private leave(entry: Entry): void {
     entry.waiting--;
     if (entry.waiting > 0 || entry.pinned || !entry.slot.queue.delete(entry.owner, entry)) return;
+    // out of the in-flight map at once: a caller joining in this same turn gets a new fit, not this failure
+    if (entry.key !== undefined && this.inflight.get(entry.key) === entry) this.inflight.delete(entry.key);
     this.stats.dropped++;
     entry.reject(new Error('every caller of this forecast went away before it ran'));
   }

@@ -129,8 +129,8 @@ export const CALIBRATION_PRIORS: readonly CalibrationPrior[] = [
   },
   {
     model: 'autoreg', period: 7, length: '*', k0: 30, steps: 59,
-    lower: { a: -0.0464, b: 0.0045, c: 0.0054 }, upper: { a: 0.3265, b: -0.1731, c: 0.0298 },
-    fittedOn: 'web-traffic daily 1973; cross-fitted coverage 93.9% → 95.1%, MSIS 10.02 → 10.06',
+    lower: { a: -0.047, b: 0.0037, c: 0.0057 }, upper: { a: 0.3258, b: -0.1742, c: 0.0301 },
+    fittedOn: 'web-traffic daily 1972; cross-fitted coverage 93.9% → 95.1%, MSIS 10.02 → 10.06',
   },
   {
     model: 'dotm+ets-fast', period: 1, length: '*', k0: 10, steps: 8,

@@ -5,6 +5,9 @@
  */
 import { afterAll, expect, test } from '@jest/globals';
 import { getEventListeners } from 'node:events';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { ForecastJob } from '../../../src/oracle/forecast-job';
 import { ForecastPool } from '../../../src/oracle/forecast-pool';
 
@@ -90,4 +93,42 @@ test('a shared fit runs while one caller still waits for it', async () => {
     expect(pool.stats.dropped - dropped).toBe(1);
     return p;
   }));
+});
+
+test('a caller joining a fit in the turn it was dropped gets a fit of its own (found by review: it got the drop)', async () => {
+  const blockers = [pool.run(job('join-block1')), pool.run(job('join-block2'))];
+  const same = job('join-after-drop');
+  const gone = new AbortController();
+  const first = pool.run(same, { signal: gone.signal });
+  const settled = Promise.allSettled([first]);
+  gone.abort(new Error('left'));
+  const again = pool.run(same);
+  expect((await settled)[0].status).toBe('rejected');
+  expect((await again).summary).toBeDefined();
+  await Promise.all(blockers);
+});
+
+test('a job that cannot be sent to its worker fails alone; the next ones run (found by review: it held its place)', async () => {
+  const unsendable = { ...job('unsendable'), info: { period: 7, periods: [7], extra: () => 1 } } as unknown as ForecastJob;
+  await expect(pool.run(unsendable, { owner: 'acct_a' })).rejects.toThrow(/could not be cloned/);
+  const after = await Promise.all([1, 2, 3].map((i) => pool.run(job(`after-unsendable${i}`), { owner: 'acct_a' })));
+  expect(after).toHaveLength(3);
+});
+
+test('a worker that cannot start fails the jobs waiting, and is not started again until more work comes (found by review: it restarted without end)', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'pool-'));
+  const broken = join(dir, 'broken.js');
+  writeFileSync(broken, "throw new Error('cannot load');\n");
+  const failing = new ForecastPool(1, broken);
+  try {
+    const calls = Promise.allSettled([failing.run(job('b1')), failing.run(job('b2')), failing.run(job('b3'))]);
+    for (const o of await calls) expect(o.status).toBe('rejected');
+    expect(failing.stats.starts).toBe(1);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(failing.stats.starts).toBe(1);
+    await expect(failing.run(job('b4'))).rejects.toThrow('cannot load');
+    expect(failing.stats.starts).toBe(2);
+  } finally {
+    await failing.close();
+  }
 });

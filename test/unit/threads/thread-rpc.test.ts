@@ -109,3 +109,16 @@ test('closing fails what runs and what waits', async () => {
   await rpc.close();
   for (const o of await outcomes) expect(o).toEqual({ status: 'rejected', reason: new Error('spinning failed: the thread was closed') });
 });
+
+test('a request that cannot be sent to the thread fails alone; the next one runs (found by review: it held the thread)', async () => {
+  rpc = new ThreadRpc<Spin, Seen>(script, 'spinning');
+  const running = rpc.call({ tag: 'first', ms: 100 });
+  const unsendable = rpc.call({ tag: 'bad', ms: 0, extra: () => 1 } as unknown as Spin);
+  const next = rpc.call({ tag: 'next', ms: 0 });
+  await expect(unsendable).rejects.toThrow(/could not be cloned/);
+  expect((await running).tag).toBe('first');
+  expect(await next).toEqual({ tag: 'next', seen: 2 });
+  // while idle too
+  await expect(rpc.call({ tag: 'bad', ms: 0, extra: () => 1 } as unknown as Spin)).rejects.toThrow(/could not be cloned/);
+  expect((await rpc.call({ tag: 'last', ms: 0 })).seen).toBe(3);
+});
