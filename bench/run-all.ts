@@ -5,7 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 
-const BENCHES = ['transport.js', 'oracle.js', 'graph.js', 'postgres.js', 'engine-vs-r.js', 'priors.js', 'drift.js', 'gaps.js'];
+const BENCHES = ['transport.js', 'oracle.js', 'graph.js', 'fairness.js', 'postgres.js', 'engine-vs-r.js', 'priors.js', 'drift.js', 'gaps.js'];
 
 let failed = false;
 for (const file of BENCHES) {
