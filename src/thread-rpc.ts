@@ -9,6 +9,7 @@
  * it dies. `serveThreadRpc` is the thread's side.
  */
 import { parentPort, Worker, type TransferListItem } from 'node:worker_threads';
+import { onAbort } from './abort';
 import { FairQueue } from './fair-queue';
 
 type Request<I> = { readonly id: number; readonly input: I };
@@ -53,15 +54,15 @@ export class ThreadRpc<I, O> {
     const { signal } = options;
     if (signal?.aborted) return Promise.reject(signal.reason);
     return new Promise<O>((resolve, reject) => {
-      const onAbort = () => this.abandon(call, signal!.reason);
+      let stop = () => {};
       const settle =
         <V>(f: (v: V) => void) =>
         (v: V) => {
-          signal?.removeEventListener('abort', onAbort);
+          stop();
           f(v);
         };
       const call: Call<I, O> = { id: this.nextId++, input, options, resolve: settle(resolve), reject: settle(reject) };
-      signal?.addEventListener('abort', onAbort, { once: true });
+      if (signal) stop = onAbort(signal, () => this.abandon(call, signal.reason));
       this.queue.push(options.owner ?? '', call);
       this.pump();
     });

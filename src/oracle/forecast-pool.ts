@@ -10,6 +10,7 @@
  */
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
+import { onAbort } from '../abort';
 import { FairQueue } from '../fair-queue';
 import type { ForecastJob, ForecastJobError, ForecastJobResult, WorkerReply } from './forecast-job';
 import { workerScript } from '../worker-script';
@@ -233,18 +234,17 @@ export class ForecastPool {
     }
     entry.waiting++;
     return new Promise((resolve, reject) => {
-      const onAbort = () => {
+      const stop = onAbort(signal, () => {
         reject(signal.reason);
         this.leave(entry);
-      };
-      signal.addEventListener('abort', onAbort, { once: true });
+      });
       entry.promise.then(
         (r) => {
-          signal.removeEventListener('abort', onAbort);
+          stop();
           resolve(r);
         },
         (e: unknown) => {
-          signal.removeEventListener('abort', onAbort);
+          stop();
           reject(e);
         },
       );

@@ -4,7 +4,6 @@
  * add (quota, idempotency), deadlines, error normalisation and the access log. Nothing here
  * knows gRPC or HTTP.
  */
-import { setMaxListeners } from 'node:events';
 import { authenticate, requireScope, type Principal } from '../accounts/auth';
 import type { AccountStore } from '../accounts/account-store';
 import type { Clock } from '../clock';
@@ -16,13 +15,6 @@ import { checkedStream, checkStringLengths } from './limits';
 import type { Deprecation, MethodEntry } from './method';
 
 const NEVER_ABORTED = new AbortController().signal;
-/**
- * A call's signal has one listener per piece of work it waits for (a depth query: a fit per
- * entity and axis, up to thousands), each removed when that work settles: Node's warning at 10
- * listeners would be noise. Unlimited on every signal a handler sees.
- */
-const unlimited = (signal: AbortSignal): AbortSignal => (setMaxListeners(0, signal), signal);
-unlimited(NEVER_ABORTED);
 /** Longest delay `setTimeout` honours (a longer one fires at once). */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -279,11 +271,9 @@ class Context implements CallContext {
     this.deadline = incoming.deadline;
   }
 
-  private signalSeen: AbortSignal | undefined;
-
   // Lazy: reading the client's signal may allocate (REST makes its controller on demand).
   get signal(): AbortSignal {
-    return (this.signalSeen ??= this.abort ? unlimited(this.abort.signal) : this.incoming.signal ? unlimited(this.incoming.signal) : NEVER_ABORTED);
+    return this.abort?.signal ?? this.incoming.signal ?? NEVER_ABORTED;
   }
 
   get peer(): string {
