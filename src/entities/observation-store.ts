@@ -184,11 +184,17 @@ export class ObservationStore {
 
   /**
    * Every observation of one axis as of `asOf`, ascending by time (for forecasting). On SQLite the
-   * reads take turns with other requests (`TurnGate`); PostgreSQL's run side by side.
+   * reads take turns with other requests (`TurnGate`); PostgreSQL's run side by side. A read whose
+   * `signal` aborted before its turn came is not made: it fails with the signal's reason (found by
+   * QA: a depth query past its deadline kept reading its hierarchy's series one turn at a time, and
+   * the queries behind it answered their own deadlines seconds late).
    */
-  async series(accountId: string, entity: string, axis: string, asOf: number): Promise<{ time: number; value: number }[]> {
-    if (this.database.dialect === 'sqlite') return this.seriesGate.run(() => this.seriesNow(accountId, entity, axis, asOf));
-    return this.seriesNow(accountId, entity, axis, asOf);
+  async series(accountId: string, entity: string, axis: string, asOf: number, signal?: AbortSignal): Promise<{ time: number; value: number }[]> {
+    const read = () => {
+      signal?.throwIfAborted();
+      return this.seriesNow(accountId, entity, axis, asOf);
+    };
+    return this.database.dialect === 'sqlite' ? this.seriesGate.run(read) : read();
   }
 
   private async seriesNow(accountId: string, entity: string, axis: string, asOf: number): Promise<{ time: number; value: number }[]> {

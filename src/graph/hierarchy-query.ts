@@ -150,7 +150,7 @@ export class DepthQueries {
         { field: 'depth', limit: MAX_RECONCILED_ENTITIES },
       );
     }
-    const axes = await Promise.all(q.axes.map((a) => axisHierarchy(hierarchy, q.depth, a, this.deps.series, q.accountId, q.asOf)));
+    const axes = await Promise.all(q.axes.map((a) => axisHierarchy(hierarchy, q.depth, a, this.deps.series, q.accountId, q.asOf, q.signal)));
     for (const a of axes) {
       if (a.nodes[0]?.entity !== q.root.entity) {
         // the need the engine will name once data come (as a depth-0 query with none names it)

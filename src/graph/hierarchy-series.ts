@@ -110,6 +110,8 @@ export async function axisHierarchy(
   load: SeriesLoader,
   accountId: string,
   asOf: number,
+  /** Aborted when the answer is no longer wanted: reads not yet made are not made. */
+  signal?: AbortSignal,
 ): Promise<AxisHierarchy> {
   const root = hierarchy.records.get(hierarchy.root)!;
   const axis = root.axes.find((a) => a.name === axisName)!;
@@ -133,7 +135,7 @@ export async function axisHierarchy(
         entity: e,
       });
     }
-    const series = await load.load(accountId, record, own, asOf);
+    const series = await load.load(accountId, record, own, asOf, signal);
     if (series.nobs > 0) inputs.set(e, series);
   };
   await Promise.all(needed.map(loadOwn));

@@ -131,7 +131,7 @@ export function oracleService(deps: OracleDeps): ServiceBinding {
         const plans = await Promise.all(
           axes.map(async (name) => {
             const axis = entity.axes.find((a) => a.name === name)!;
-            const series = await deps.series.load(accountId, entity, axis, asOf);
+            const series = await deps.series.load(accountId, entity, axis, asOf, ctx.signal);
             return { entity, axis, series, info: { ...info, kind: axis.kind }, model: SERVICE_MODEL, seed: seedOf(series.digest) };
           }),
         );

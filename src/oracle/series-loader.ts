@@ -34,14 +34,14 @@ export class SeriesLoader {
 
   constructor(private readonly observations: ObservationStore) {}
 
-  /** The series of `axis` as of `asOf`. */
-  async load(accountId: string, entity: EntityRecord, axis: AxisRecord, asOf: number): Promise<LoadedSeries> {
+  /** The series of `axis` as of `asOf`; a read not yet made when `signal` aborts is not made (`ObservationStore.series`). */
+  async load(accountId: string, entity: EntityRecord, axis: AxisRecord, asOf: number, signal?: AbortSignal): Promise<LoadedSeries> {
     const key = `${accountId}\u0000${entity.entity}\u0000${axis.name}\u0000${entity.frequency}`;
     const newest = await this.observations.newestRevision(accountId, entity.entity);
     const cached = this.cache.get(key);
     // The cache holds current data; it serves `asOf` only when nothing newer than asOf exists.
     if (cached && cached.revision === newest && newest <= asOf) return cached.series;
-    const rows = await this.observations.series(accountId, entity.entity, axis.name, asOf);
+    const rows = await this.observations.series(accountId, entity.entity, axis.name, asOf, signal);
     const series = build(entity, axis, rows);
     if (newest <= asOf) {
       this.cache.set(key, { revision: newest, series });

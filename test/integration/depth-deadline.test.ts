@@ -12,6 +12,7 @@ import { startTestService, type TestService } from '../helpers/service';
 
 let t: TestService;
 let key: string;
+let accountId: string;
 const LEAVES = 40;
 
 /** A root with LEAVES daily leaves (a year each, a strong weekly cycle: the costlier daily route). */
@@ -26,7 +27,7 @@ async function hierarchy(root: string): Promise<void> {
 
 beforeAll(async () => {
   t = await startTestService();
-  ({ key } = await t.account('enterprise'));
+  ({ key, accountId } = await t.account('enterprise'));
   await hierarchy('region:rest');
   await hierarchy('region:grpc');
 }, 120_000);
@@ -71,4 +72,20 @@ describe('a depth query past its deadline', () => {
     expect(answer.err).toBeNull();
     expect(answer.res!.descendants).toHaveLength(LEAVES);
   }, 120_000);
+});
+
+test('series reads not yet made when the signal aborts are not made (found by QA: a query past its deadline kept reading, one turn at a time)', async () => {
+  const { series, entities, observations } = t.service.ctx;
+  // entities no query has read (the loader's cache would answer without a read)
+  for (let k = 0; k < 6; k++) await dailyEntity(t, key, `store:unread-${k}`, (i) => 10 + k + (i % 7), 60);
+  const records = await Promise.all(Array.from({ length: 6 }, (_, k) => entities.get(accountId, `store:unread-${k}`)));
+  const asOf = await observations.latestRevision(accountId);
+  const gone = new AbortController();
+  const reason = new Error('the deadline passed');
+  const loads = Promise.allSettled(records.map((r) => series.load(accountId, r!, r!.axes[0], asOf, gone.signal)));
+  gone.abort(reason);
+  for (const o of await loads) expect(o).toEqual({ status: 'rejected', reason });
+  // the same reads without a signal are made
+  const again = await Promise.all(records.map((r) => series.load(accountId, r!, r!.axes[0], asOf)));
+  expect(again.map((s) => s.nobs)).toEqual([60, 60, 60, 60, 60, 60]);
 });
