@@ -10,13 +10,9 @@
  *    when the 504 comes, and the server's CPU in the 5 s after it (fits not yet started are
  *    dropped; before the fair pool the query ran to its end and answered 504 then).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import { availableParallelism, loadavg } from 'node:os';
-import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { SERVER_NODE_FLAGS } from '../src/server-flags';
-import { percentile, processCpuSeconds } from './load';
+import { percentile, processCpuSeconds, startServerProcess } from './load';
 
 const LEAVES = Number(process.env.FAIRNESS_LEAVES ?? 400);
 const DAYS = 365;
@@ -64,8 +60,8 @@ async function hierarchy(port: number, key: string, root: string, salt: number):
 }
 
 async function main(): Promise<void> {
-  const child: ChildProcess = spawn(process.execPath, [...SERVER_NODE_FLAGS, join(__dirname, 'transport-servers.js'), 'service'], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const info = JSON.parse(await new Promise<string>((resolve) => createInterface({ input: child.stdout! }).once('line', resolve)));
+  const server = await startServerProcess('service');
+  const { info } = server;
   const port: number = info.http;
   const a: string = info.key;
   try {
@@ -91,12 +87,12 @@ async function main(): Promise<void> {
     waits.sort((x, y) => x - y);
 
     // 2. A's cold depth query over the second hierarchy with a 2 s deadline
-    const cpu0 = processCpuSeconds(child.pid!);
+    const cpu0 = processCpuSeconds(server.pid);
     const late = await call(port, a, 'POST', '/v1/oracle/query', { entity: 'region:two', depth: 1, horizon: 7 }, { 'grpc-timeout': '2S' });
-    const cpuDuring = processCpuSeconds(child.pid!) - cpu0;
-    const cpu1 = processCpuSeconds(child.pid!);
+    const cpuDuring = processCpuSeconds(server.pid) - cpu0;
+    const cpu1 = processCpuSeconds(server.pid);
     await new Promise((resolve) => setTimeout(resolve, 5000));
-    const cpuAfter = processCpuSeconds(child.pid!) - cpu1;
+    const cpuAfter = processCpuSeconds(server.pid) - cpu1;
 
     console.log(`\nFairness and deadlines (${LEAVES} daily leaves a hierarchy, a year each; loaded in ${loaded.toFixed(1)} s; load average ${loadavg()[0].toFixed(1)} on ${availableParallelism()} cores)`);
     console.log(`  account A's cold depth-1 query (${LEAVES + 1} fits, reconciled): ${(bigMs / 1000).toFixed(1)} s`);
@@ -104,8 +100,7 @@ async function main(): Promise<void> {
     console.log(`  A's cold depth-1 query with a 2 s deadline: ${late.status} after ${(late.ms / 1000).toFixed(2)} s (${cpuDuring.toFixed(1)} CPU-s); server CPU in the 5 s after: ${cpuAfter.toFixed(1)} s`);
     console.log('  targets: B waits well under A\'s query (fair turns); the 504 comes at the deadline, and the work stops with it');
   } finally {
-    child.kill('SIGTERM');
-    await new Promise((r) => child.once('exit', r));
+    await server.stop();
   }
 }
 

@@ -14,16 +14,13 @@
  * (`MAX_STEPS_PER_PAGE` in src/graph/traversal.ts): the QA's bottleneck graph, and a random graph
  * of 1,000 entities and 10,000 relations walked 8 steps both ways (200 pages of 200 paths).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import { availableParallelism, loadavg } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { packageRoot } from '../src/rpc/descriptors';
-import { SERVER_NODE_FLAGS } from '../src/server-flags';
 import { pagePaths, type Adjacency, type PathStep } from '../src/graph/traversal';
-import { printTable, processCpuSeconds, summary, type LoadResult } from './load';
+import { printTable, processCpuSeconds, startServerProcess, summary, type LoadResult } from './load';
 
 interface Tourism {
   readonly start: [number, number];
@@ -155,8 +152,8 @@ async function runGraphBench(): Promise<void> {
   walkBudgetBench();
   const file = join(process.env.SHARED_DATA_DIR ?? join(packageRoot(), '..', 'shared', 'data'), 'hierarchy', 'australian-tourism.json');
   const data = JSON.parse(readFileSync(file, 'utf8')) as Tourism;
-  const child: ChildProcess = spawn(process.execPath, [...SERVER_NODE_FLAGS, join(__dirname, 'transport-servers.js'), 'service'], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const info = JSON.parse(await new Promise<string>((resolve) => createInterface({ input: child.stdout! }).once('line', resolve)));
+  const server = await startServerProcess('service');
+  const { info } = server;
   const api = client(info.http, info.key);
   const results: LoadResult[] = [];
   try {
@@ -180,26 +177,26 @@ async function runGraphBench(): Promise<void> {
     // depth-0 query at another horizon, as the oracle bench excludes the pool's start), then warm
     const query = { entity: total, depth: 3, horizon: 4 };
     await api.ok('POST', '/v1/oracle/query', { entity: first.data.paths[2].nodes[3].entity, horizon: 1 });
-    const cpu0 = processCpuSeconds(child.pid!);
+    const cpu0 = processCpuSeconds(server.pid);
     const cold = await api.ok('POST', '/v1/oracle/query', query);
-    const coldCpu = processCpuSeconds(child.pid!) - cpu0;
+    const coldCpu = processCpuSeconds(server.pid) - cpu0;
     const nodes = 1 + cold.data.descendants.length;
     results.push(serial(`depth-3 query, cold (${nodes} nodes)`, [cold.ms]));
     const warm: number[] = [];
-    const cpu1 = processCpuSeconds(child.pid!);
+    const cpu1 = processCpuSeconds(server.pid);
     for (let i = 0; i < 40; i++) warm.push((await api.ok('POST', '/v1/oracle/query', query)).ms);
-    const warmCpuMs = ((processCpuSeconds(child.pid!) - cpu1) / warm.length) * 1000;
+    const warmCpuMs = ((processCpuSeconds(server.pid) - cpu1) / warm.length) * 1000;
     results.push(serial('depth-3 query, warm', warm));
     // the same warm query returning its signed manifest (every query is signed either way)
     const signed: number[] = [];
-    const cpu2 = processCpuSeconds(child.pid!);
+    const cpu2 = processCpuSeconds(server.pid);
     for (let i = 0; i < 40; i++) signed.push((await api.ok('POST', '/v1/oracle/query', { ...query, include_manifest: true })).ms);
-    const signedCpuMs = ((processCpuSeconds(child.pid!) - cpu2) / signed.length) * 1000;
+    const signedCpuMs = ((processCpuSeconds(server.pid) - cpu2) / signed.length) * 1000;
     results.push(serial('depth-3 query, warm, include_manifest', signed));
     // forensics: the cold query replayed (every node fitted afresh, reconciled again)
-    const cpu3 = processCpuSeconds(child.pid!);
+    const cpu3 = processCpuSeconds(server.pid);
     const replay = await api.ok('POST', '/v1/forensics/reproduce', { query_id: cold.data.query_id });
-    const replayCpu = processCpuSeconds(child.pid!) - cpu3;
+    const replayCpu = processCpuSeconds(server.pid) - cpu3;
     if (!replay.data.reproduced) throw new Error(`the depth-3 query was not reproduced: ${JSON.stringify(replay.data.differences).slice(0, 200)}`);
     results.push(serial('depth-3 query, reproduce (fresh fits)', [replay.ms]));
     const other = await api.ok('POST', '/v1/oracle/query', { ...query, reconciliation: 'wls_struct' });
@@ -213,8 +210,7 @@ async function runGraphBench(): Promise<void> {
     console.log(`targets: depth-3 cold ≤ 10,000 ms, warm p50 ≤ 100 ms`);
   } finally {
     api.close();
-    child.kill('SIGTERM');
-    await new Promise((r) => child.once('exit', r));
+    await server.stop();
   }
 }
 

@@ -3,9 +3,39 @@
  * `seconds`, after a warm-up; reports requests/s and latency percentiles. One tool for every
  * server in the benchmarks, so the numbers compare.
  */
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import * as grpc from '@grpc/grpc-js';
+import { SERVER_NODE_FLAGS } from '../src/server-flags';
+
+/** A benchmark server (`transport-servers.ts` run with `args`) in its own process. */
+export interface ServerProcess {
+  /** The JSON line it printed once ready (ports, key, …). */
+  readonly info: any;
+  readonly pid: number;
+  /** SIGTERM, then wait for it to exit. */
+  stop(): Promise<void>;
+}
+
+/** Start `transport-servers.js` with `args` (e.g. `service`); it goes with this process however that ends. */
+export async function startServerProcess(...args: string[]): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, join(__dirname, 'transport-servers.js'), ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const kill = () => child.kill('SIGTERM');
+  process.once('exit', kill);
+  const info = JSON.parse(await new Promise<string>((resolve) => createInterface({ input: child.stdout! }).once('line', resolve)));
+  return {
+    info,
+    pid: child.pid!,
+    async stop() {
+      process.off('exit', kill);
+      kill();
+      await new Promise((resolve) => child.once('exit', resolve));
+    },
+  };
+}
 
 export interface LoadResult {
   readonly name: string;

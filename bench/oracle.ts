@@ -12,14 +12,10 @@
  * Targets on the 2-core machine: warm p99 ≤ 10 ms at 200 req/s (with manifests too), cold
  * p50 ≤ 150 ms, health p99 ≤ 20 ms during cold load.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import http from 'node:http';
 import * as grpc from '@grpc/grpc-js';
 import { QueryRequest } from '../gen/forecast/v1/oracle_service.pb';
-import { closedLoop, grpcCaller, printTable, processCpuSeconds, summary, type LoadResult } from './load';
-import { SERVER_NODE_FLAGS } from '../src/server-flags';
+import { closedLoop, grpcCaller, printTable, processCpuSeconds, startServerProcess, summary, type LoadResult } from './load';
 
 /** Entities whose first query is timed one at a time (the first warms the pool up and is not counted). */
 const COLD_ENTITIES = 41;
@@ -119,10 +115,9 @@ async function warmRounds(protocols: readonly [string, () => Promise<boolean>][]
 }
 
 async function runOracleBench(): Promise<void> {
-  const child: ChildProcess = spawn(process.execPath, [...SERVER_NODE_FLAGS, join(__dirname, 'transport-servers.js'), 'oracle', String(ENTITIES)], { stdio: ['ignore', 'pipe', 'inherit'] });
   // the server goes with the bench however it ends (a failed step exits the process)
-  process.once('exit', () => child.kill('SIGTERM'));
-  const info = JSON.parse(await new Promise<string>((resolve) => createInterface({ input: child.stdout! }).once('line', resolve)));
+  const server = await startServerProcess('oracle', String(ENTITIES));
+  const { info } = server;
   const agent = new http.Agent({ keepAlive: true, maxSockets: 32 });
   const post = restPost(info.http, info.key, agent);
   const queryJson = restCall(info.http, info.key, agent, '/v1/oracle/query');
@@ -168,7 +163,7 @@ async function runOracleBench(): Promise<void> {
     ['gRPC +manifest', manifestCaller.fire],
   ];
   const cpu = cpuKinds.map(() => [] as number[]);
-  for (let r = 0; r < 3; r++) for (const [i, [, fire]] of cpuKinds.entries()) cpu[i].push(await cpuPerRequest(child.pid!, fire, 500));
+  for (let r = 0; r < 3; r++) for (const [i, [, fire]] of cpuKinds.entries()) cpu[i].push(await cpuPerRequest(server.pid, fire, 500));
   const cpuLine = cpuKinds.map(([name], i) => `${name} ${Math.round(cpu[i].reduce((a, b) => a + b, 0) / cpu[i].length)} µs`).join(', ');
   results.push(await closedLoop('warm query REST, max (16 conc.)', () => post(body(1)), { concurrency: 16, seconds: 4 }));
   results.push(await closedLoop('warm query gRPC, max (16 conc.)', caller.fire, { concurrency: 16, seconds: 4 }));
@@ -215,8 +210,7 @@ async function runOracleBench(): Promise<void> {
   console.log(`server CPU per warm query (3 × 500 each, 4 at a time, /proc utime+stime): ${cpuLine}`);
   console.log(`warm p99 per ${WARM_SECONDS}-s round (${WARM_ROUNDS} alternating rounds pooled above): ${warm.perRound.join('   ')}`);
   agent.destroy();
-  child.kill('SIGTERM');
-  await new Promise((r) => child.once('exit', r));
+  await server.stop();
 }
 
 if (require.main === module) {

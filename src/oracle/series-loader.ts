@@ -36,6 +36,7 @@ export class SeriesLoader {
 
   /** The series of `axis` as of `asOf`; a read not yet made when `signal` aborts is not made (`ObservationStore.series`). */
   async load(accountId: string, entity: EntityRecord, axis: AxisRecord, asOf: number, signal?: AbortSignal): Promise<LoadedSeries> {
+    signal?.throwIfAborted(); // no revision read for a caller already gone
     const key = `${accountId}\u0000${entity.entity}\u0000${axis.name}\u0000${entity.frequency}`;
     const newest = await this.observations.newestRevision(accountId, entity.entity);
     const cached = this.cache.get(key);
