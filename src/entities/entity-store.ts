@@ -110,12 +110,16 @@ export class EntityStore {
     return this.hydrate(q, accountId, await query.orderBy('entity').limit(limit).execute());
   }
 
-  /** Several entities of the account with axes and parents (absent ones are left out), in no particular order. */
-  async getMany(accountId: string, entities: readonly string[]): Promise<EntityRecord[]> {
+  /**
+   * Several entities of the account with axes and parents (absent ones are left out), in no
+   * particular order; a chunk not yet read when `signal` aborts is not read.
+   */
+  async getMany(accountId: string, entities: readonly string[], signal?: AbortSignal): Promise<EntityRecord[]> {
     const q = this.database.db;
     const out: EntityRecord[] = [];
     // chunks of 500: well under SQLite's and PostgreSQL's parameter limits
     for (let i = 0; i < entities.length; i += 500) {
+      signal?.throwIfAborted();
       const rows = await q.selectFrom('entities').selectAll().where('account_id', '=', accountId).where('entity', 'in', entities.slice(i, i + 500)).execute();
       out.push(...(await this.hydrate(q, accountId, rows)));
     }

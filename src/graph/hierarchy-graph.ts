@@ -24,15 +24,19 @@ export interface Hierarchy {
   readonly leaves: ReadonlyMap<string, readonly string[]>;
 }
 
-/** Load the closure under `root` (its record is given: the caller checked it exists). */
-export async function loadHierarchy(entities: EntityStore, relations: RelationStore, accountId: string, root: EntityRecord): Promise<Hierarchy> {
+/**
+ * Load the closure under `root` (its record is given: the caller checked it exists). A read not yet
+ * made when `signal` aborts is not made: the load fails with the signal's reason (found by QA: ten
+ * cold depth queries over 800 leaves at once read their hierarchies for 2.5 s past their deadlines).
+ */
+export async function loadHierarchy(entities: EntityStore, relations: RelationStore, accountId: string, root: EntityRecord, signal?: AbortSignal): Promise<Hierarchy> {
   const level = new Map([[root.entity, 0]]);
   const children = new Map<string, string[]>();
   let frontier = [root.entity];
   for (let d = 1; frontier.length > 0; d++) {
     const next: string[] = [];
     for (const e of frontier) children.set(e, []);
-    for (const edge of await relations.edgesOf(accountId, frontier, CONTAINS, 'down')) {
+    for (const edge of await relations.edgesOf(accountId, frontier, CONTAINS, 'down', signal)) {
       children.get(edge.parent)!.push(edge.child);
       if (level.has(edge.child)) continue;
       level.set(edge.child, d);
@@ -43,7 +47,7 @@ export async function loadHierarchy(entities: EntityStore, relations: RelationSt
   }
   for (const list of children.values()) list.sort();
   const ordered = [...level.keys()].sort((a, b) => level.get(a)! - level.get(b)! || (a < b ? -1 : a > b ? 1 : 0));
-  const records = new Map((await entities.getMany(accountId, ordered)).map((r) => [r.entity, r]));
+  const records = new Map((await entities.getMany(accountId, ordered, signal)).map((r) => [r.entity, r]));
   for (const e of ordered) {
     const r = records.get(e);
     // deleted between the reads: a relation to it may outlive it for a moment

@@ -20,6 +20,7 @@ import type { ForecastPool } from '../oracle/forecast-pool';
 import type { LoadedSeries, SeriesLoader } from '../oracle/series-loader';
 import { seasonalInfo, seedOf } from '../oracle/engine-info';
 import { ServiceError } from '../rpc/errors';
+import { SharedRuns } from '../shared-runs';
 import { loadHierarchy, type Hierarchy } from './hierarchy-graph';
 import type { AxisReconcileOutput } from './hierarchy-reconcile';
 import { axisHierarchy, type AxisHierarchy, type AxisNode } from './hierarchy-series';
@@ -132,6 +133,9 @@ function isBottom(hierarchy: Hierarchy, entity: string, members: ReadonlySet<str
 
 export class DepthQueries {
   private readonly cache = new Map<string, DepthResult>();
+  private readonly running = new SharedRuns<DepthResult>();
+  /** Computations started, joined by an identical query in flight, abandoned by every caller. */
+  readonly stats = this.running.stats;
 
   constructor(private readonly deps: DepthDeps) {}
 
@@ -141,7 +145,7 @@ export class DepthQueries {
    * would differ from it for nothing.
    */
   async run(q: DepthQuery): Promise<DepthResult | undefined> {
-    const hierarchy = await loadHierarchy(this.deps.entities, this.deps.relations, q.accountId, q.root);
+    const hierarchy = await loadHierarchy(this.deps.entities, this.deps.relations, q.accountId, q.root, q.signal);
     if (hierarchy.entities.length === 1) return undefined;
     if (hierarchy.entities.length > MAX_RECONCILED_ENTITIES) {
       throw new ServiceError(
@@ -161,6 +165,8 @@ export class DepthQueries {
     const key = createHash('sha256')
       .update(
         JSON.stringify({
+          // one account's: another's identical query (same names, same data) neither reads its answer nor waits on it
+          account: q.accountId,
           m: q.method,
           h: q.horizon,
           t: q.thresholds ?? null,
@@ -176,17 +182,22 @@ export class DepthQueries {
       this.cache.set(key, cached);
       return cached;
     }
-    const outcomes: AxisOutcome[] = [];
-    for (const [i, a] of axes.entries()) outcomes.push(await this.axis(hierarchy, a, q, i === 0));
-    const result = this.assemble(hierarchy, q, outcomes);
-    if (q.replay) return result;
-    this.cache.set(key, result);
-    if (this.cache.size > CACHE_SIZE) this.cache.delete(this.cache.keys().next().value!);
-    return result;
+    // Identical queries in flight share one computation (`SharedRuns`: each caller may still leave
+    // alone; its fits and reconciliation stop when all have left, and what it queued is dropped if
+    // it fails); a replay never shares (it fits afresh with recorded specifications).
+    return this.running.run(q.replay ? undefined : key, q.signal, async (signal) => {
+      const outcomes: AxisOutcome[] = [];
+      for (const [i, a] of axes.entries()) outcomes.push(await this.axis(hierarchy, a, q, i === 0, signal));
+      const result = this.assemble(hierarchy, q, outcomes);
+      if (q.replay) return result;
+      this.cache.set(key, result);
+      if (this.cache.size > CACHE_SIZE) this.cache.delete(this.cache.keys().next().value!);
+      return result;
+    });
   }
 
-  /** Forecast every node of one axis to the common target step, then reconcile. */
-  private async axis(hierarchy: Hierarchy, a: AxisHierarchy, q: DepthQuery, report: boolean): Promise<AxisOutcome> {
+  /** Forecast every node of one axis to the common target step, then reconcile (until `signal` aborts). */
+  private async axis(hierarchy: Hierarchy, a: AxisHierarchy, q: DepthQuery, report: boolean, signal: AbortSignal): Promise<AxisOutcome> {
     const target = Math.max(...a.nodes.map((n) => n.series.lastIndex)) + q.horizon;
     const warnings = [...a.warnings];
     const outcomes = await Promise.all(
@@ -196,7 +207,7 @@ export class DepthQueries {
           return { ok: false as const, reason: `its data end ${steps - q.horizon} steps before the others'; at most ${MAX_NODE_HORIZON} steps are forecast` };
         }
         const replay = q.replay ? { fresh: true, model: q.replay.specOf(n.entity, a.axis) ?? NODE_MODEL } : {};
-        return runNodeJob(this.deps.pool, nodeJob(hierarchy.records.get(n.entity)!, a.kind, n.series, steps, { levels: [], detail: { draws: DEFAULT_DRAWS, originDraws: ORIGIN_DRAWS }, ...replay }), { owner: q.accountId, signal: q.signal });
+        return runNodeJob(this.deps.pool, nodeJob(hierarchy.records.get(n.entity)!, a.kind, n.series, steps, { levels: [], detail: { draws: DEFAULT_DRAWS, originDraws: ORIGIN_DRAWS }, ...replay }), { owner: q.accountId, signal });
       }),
     );
     const rootOutcome = outcomes[0];
@@ -224,7 +235,7 @@ export class DepthQueries {
         return { leaves: nodes[i].leaves, bottom: nodes[i].bottom, start: k.node.series.firstIndex, mean: d.mean, grid: d.grid, residuals: d.residuals, origins: d.origins };
       }),
       report: report ? { levels: q.levels, thresholds: kept.map((_, i) => (i === 0 ? q.thresholds : undefined)) } : undefined,
-    }, { owner: q.accountId, signal: q.signal });
+    }, { owner: q.accountId, signal });
     warnings.push(...reconciled.warnings.map((w) => `${a.axis}: ${w}`));
     return { hierarchy: a, nodes, results: kept.map((k) => k.result), seeds: kept.map((k) => k.seed), target, reconciled, warnings };
   }

@@ -37,7 +37,7 @@ export function nodeForecaster(deps: NodeForecastDeps): NodeForecaster {
   return {
     async means(accountId, entities, axes, horizon, signal) {
       const asOf = await deps.observations.latestRevision(accountId);
-      const records = new Map((await deps.entities.getMany(accountId, entities)).map((r) => [r.entity, r]));
+      const records = new Map((await deps.entities.getMany(accountId, entities, signal)).map((r) => [r.entity, r]));
       const out = new Map<string, NodeMeans>();
       await Promise.all(
         entities.map(async (entity) => {
@@ -51,14 +51,15 @@ export function nodeForecaster(deps: NodeForecastDeps): NodeForecaster {
               warnings.push(`${name}: ${entity} has no such axis`);
               continue;
             }
-            let series = await deps.series.load(accountId, record, axis, asOf);
+            let series = await deps.series.load(accountId, record, axis, asOf, signal);
             if (series.nobs === 0) {
               // no data of its own: the sum of its leaves, as a hierarchy would forecast it
               try {
-                const hierarchy = await loadHierarchy(deps.entities, deps.relations, accountId, record);
-                series = (await axisHierarchy(hierarchy, 0, name, deps.series, accountId, asOf)).nodes[0]?.series ?? series;
+                const hierarchy = await loadHierarchy(deps.entities, deps.relations, accountId, record, signal);
+                series = (await axisHierarchy(hierarchy, 0, name, deps.series, accountId, asOf, signal)).nodes[0]?.series ?? series;
               } catch (err) {
-                if (!(err instanceof ServiceError)) throw err;
+                // the call is over (its deadline's error is a ServiceError too): not a warning of this node's
+                if (signal?.aborted || !(err instanceof ServiceError)) throw err;
                 warnings.push(`${name}: ${err.message}`);
                 continue;
               }

@@ -115,12 +115,14 @@ export class RelationStore {
 
   /**
    * Every edge of `kind` touching `entities` in the given direction(s): `down` = edges whose
-   * parent is one of them, `up` = edges whose child is one of them. One query per chunk of 500.
+   * parent is one of them, `up` = edges whose child is one of them. One query per chunk of 500;
+   * a chunk not yet read when `signal` aborts is not read.
    */
-  async edgesOf(accountId: string, entities: readonly string[], kind: string, direction: 'down' | 'up'): Promise<Edge[]> {
+  async edgesOf(accountId: string, entities: readonly string[], kind: string, direction: 'down' | 'up', signal?: AbortSignal): Promise<Edge[]> {
     const out: Edge[] = [];
     const column = direction === 'down' ? 'parent' : 'child';
     for (let i = 0; i < entities.length; i += IN_CHUNK) {
+      signal?.throwIfAborted();
       const chunk = entities.slice(i, i + IN_CHUNK);
       const rows = await this.database.db
         .selectFrom('relations')
