@@ -38,8 +38,11 @@ export function driftOutboxListener(): IngestListener {
 export class DriftOutbox {
   constructor(private readonly database: Database) {}
 
-  /** Claim up to `limit` rows, oldest first, until `now + leaseMs` (SKIP LOCKED on PostgreSQL, `store/claim.ts`). */
-  async claim(now: number, leaseMs: number, limit: number): Promise<OutboxRow[]> {
+  /**
+   * Claim up to `limit` rows, oldest first, until `now + leaseMs` (SKIP LOCKED on PostgreSQL,
+   * `store/claim.ts`), none of the entities in `busy` (account → entities being scored already).
+   */
+  async claim(now: number, leaseMs: number, limit: number, busy: ReadonlyMap<string, readonly string[]> = new Map()): Promise<OutboxRow[]> {
     const db = this.database.db;
     const free = skipLocked(
       this.database,
@@ -47,6 +50,7 @@ export class DriftOutbox {
         .selectFrom('drift_outbox')
         .select('id')
         .where((eb) => eb.or([eb('lease_expire_time', 'is', null), eb('lease_expire_time', '<=', now)]))
+        .$if(busy.size > 0, (qb) => qb.where((eb) => eb.and([...busy].map(([account, entities]) => eb.not(eb.and([eb('account_id', '=', account), eb('entity', 'in', [...entities])]))))))
         .orderBy('id')
         .limit(limit),
     );

@@ -19,7 +19,7 @@ import type { Database } from '../store/database';
 import { nextTurn, STATEMENTS_PER_TURN } from '../store/turns';
 import { BackgroundLoop, type RoundResult } from './background-loop';
 import type { DeliveryStore, NewEvent } from './delivery-store';
-import type { DriftJobItem } from './drift-job';
+import type { DriftJob, DriftJobItem, DriftJobResult } from './drift-job';
 import type { DriftOutbox, OutboxRow } from './drift-outbox';
 import type { DriftScorer } from './drift-scorer';
 import { DriftSeriesCache, frontierBefore } from './drift-series';
@@ -28,6 +28,20 @@ import type { SubscriptionRecord, SubscriptionStore } from './subscription-store
 
 /** Outbox rows taken per batch (scored, then written in one transaction). */
 const BATCH = 200;
+/**
+ * Batches scored at once. Why more than one: a batch is written when all of it is scored, and one
+ * entity's scoring may take seconds (thousands of new values for hundreds of subscriptions):
+ * found by QA, another account's alert waited 14 s behind one 10,000-value ingest, and 32 s behind
+ * two. While batches are being scored the outbox is looked at again every GATHER_MS for rows of
+ * other entities, and their jobs take turns with the running ones in the scoring thread.
+ */
+const MAX_BATCHES = 4;
+/**
+ * Subscription-observations one request to the scoring thread covers at most (about a quarter of
+ * a second: QA measured 14 s for 300 subscriptions × 10,000 values), so another account's job
+ * waits for one such slice, not for a whole entity's scoring.
+ */
+const SCORING_TURN = 50_000;
 /** A claim outlives any round with a wide margin. */
 const LEASE_MS = 120_000;
 
@@ -114,36 +128,86 @@ export class DriftWorker {
   }
 
   /**
-   * Score everything in the outbox: a claimed batch is scored entity by entity, then its states,
-   * events and row removals are written in one transaction (why one: a commit per entity was most
-   * of the worker's cost on the event loop it shares with requests).
+   * Score everything in the outbox: a claimed batch is scored entity by entity (side by side), then
+   * its states, events and row removals are written in one transaction (why one: a commit per
+   * entity was most of the worker's cost on the event loop it shares with requests). Up to
+   * MAX_BATCHES batches run at once, never two with the same entity (a batch claims no row of an
+   * entity another is scoring), so rows written meanwhile are not held back by a long batch.
    */
   private async drain(): Promise<RoundResult> {
-    for (;;) {
-      const rows = await this.deps.outbox.claim(this.deps.clock.now(), LEASE_MS, BATCH);
-      if (rows.length === 0) break;
-      const groups = new Map<string, OutboxRow[]>();
-      for (const r of rows) {
-        const key = `${r.accountId}\u0000${r.entity}`;
-        groups.set(key, [...(groups.get(key) ?? []), r]);
+    const running = new Set<Promise<void>>();
+    // account → entities being scored, with how many batches hold each
+    const busy = new Map<string, Map<string, number>>();
+    let failure: { error: unknown } | undefined;
+    try {
+      while (!failure) {
+        if (running.size >= MAX_BATCHES) {
+          await Promise.race(running);
+          continue;
+        }
+        const exclude = new Map([...busy].map(([account, entities]) => [account, [...entities.keys()]]));
+        const rows = await this.deps.outbox.claim(this.deps.clock.now(), LEASE_MS, BATCH, exclude);
+        if (rows.length === 0) {
+          if (running.size === 0) break;
+          // look again soon for rows of other entities, while the batches in progress run
+          await Promise.race([...running, delay(GATHER_MS)]);
+          continue;
+        }
+        const held = rows.map((r) => hold(busy, r.accountId, r.entity));
+        const batch: Promise<void> = this.batch(rows)
+          .catch((error: unknown) => void (failure ??= { error }))
+          .finally(() => {
+            for (const release of held) release();
+            running.delete(batch);
+          });
+        running.add(batch);
       }
-      const scored: EntityOutcome[] = [];
-      for (const group of groups.values()) {
+    } finally {
+      await Promise.all(running);
+    }
+    if (failure) throw failure.error;
+    return 'idle';
+  }
+
+  /**
+   * Score one claimed batch, its entities side by side, and write what is scored as it comes:
+   * entities scored while a write runs go together in the next one (so a batch of small ones is
+   * still written in a few transactions, and one entity scored for seconds holds back no other's
+   * events).
+   */
+  private async batch(rows: readonly OutboxRow[]): Promise<void> {
+    const groups = new Map<string, OutboxRow[]>();
+    for (const r of rows) {
+      const key = `${r.accountId}\u0000${r.entity}`;
+      groups.set(key, [...(groups.get(key) ?? []), r]);
+    }
+    const ready: EntityOutcome[] = [];
+    let writing = Promise.resolve();
+    let failure: { error: unknown } | undefined;
+    const write = async () => {
+      const outcomes = ready.splice(0);
+      if (outcomes.length === 0) return;
+      try {
+        await this.commit(outcomes);
+      } catch (error) {
+        await this.deps.outbox.release(outcomes.flatMap((o) => o.ids));
+        if (!(error instanceof StaleStateError)) failure ??= { error };
+      }
+    };
+    await Promise.all(
+      [...groups.values()].map(async (group) => {
         try {
-          scored.push(await this.scoreEntity(group));
+          ready.push(await this.scoreEntity(group));
         } catch (error) {
           await this.deps.outbox.release(group.map((r) => r.id));
           this.deps.log.warn('drift scoring of an entity failed; it is retried', { entity: group[0].entity, error });
+          return;
         }
-      }
-      try {
-        await this.commit(scored);
-      } catch (error) {
-        await this.deps.outbox.release(scored.flatMap((o) => o.ids));
-        if (!(error instanceof StaleStateError)) throw error;
-      }
-    }
-    return 'idle';
+        writing = writing.then(write);
+      }),
+    );
+    await writing;
+    if (failure) throw failure.error;
   }
 
   /** Score one entity's new observations for every subscription that covers it (nothing written yet). */
@@ -171,7 +235,7 @@ export class DriftWorker {
         frontier: Number.isFinite(frontier) ? frontier : window.firstIndex - 1,
         level: s.level,
       }));
-      const results = await this.deps.scorer.score({ info, values: window.values, firstIndex: window.firstIndex, items }, accountId);
+      const results = await this.score(accountId, { info, values: window.values, firstIndex: window.firstIndex, items });
       for (const r of results) {
         const sub = covering.find((s) => s.id === r.key)!;
         outcome.writes.push({ sub, axis: axis.name, state: r.state, version: stored.get(sub.id)?.version ?? 0 });
@@ -184,6 +248,40 @@ export class DriftWorker {
       }
     }
     return outcome;
+  }
+
+  /**
+   * Score a job in the scoring thread: subscriptions in the same state (stored state, level and,
+   * without a state, start) are scored once — scoring is deterministic, so their results are the
+   * same (found by QA: 300 subscriptions of one entity each scored the same 10,000 values) — and
+   * the rest in requests of at most SCORING_TURN subscription-observations, queued together so
+   * other accounts' requests take turns with them (`ThreadRpc`).
+   */
+  private async score(accountId: string, job: DriftJob): Promise<DriftJobResult[]> {
+    const signatureOf = new Map<string, string>();
+    const unique = new Map<string, DriftJobItem>();
+    for (const item of job.items) {
+      const signature = JSON.stringify([item.state, item.state ? null : item.frontier, item.level]);
+      signatureOf.set(item.key, signature);
+      if (!unique.has(signature)) unique.set(signature, item);
+    }
+    const last = job.firstIndex + job.values.length - 1;
+    const chunks: DriftJobItem[][] = [];
+    let cost = Infinity;
+    for (const item of unique.values()) {
+      const c = Math.max(1, last - (item.state?.lastIndex ?? item.frontier));
+      if (cost + c > SCORING_TURN) {
+        chunks.push([]);
+        cost = 0;
+      }
+      chunks[chunks.length - 1].push(item);
+      cost += c;
+    }
+    // a copy of the values each (a request's buffer moves to the thread), all made before any is sent
+    const requests = chunks.map((items) => ({ ...job, values: job.values.slice(), items }));
+    const answers = (await Promise.all(requests.map((r) => this.deps.scorer.score(r, accountId)))).flat();
+    const bySignature = new Map(answers.map((r) => [signatureOf.get(r.key)!, r]));
+    return job.items.map((item) => ({ ...bySignature.get(signatureOf.get(item.key)!)!, key: item.key }));
   }
 
   /** Write scored entities: states (each only if nobody wrote it meanwhile), events with deliveries, outbox rows removed. */
@@ -238,6 +336,21 @@ export class DriftWorker {
     return new Map(rows.map((r) => [r.subscription_id, { state: JSON.parse(r.state) as DriftState, version: Number(r.version) }]));
   }
 }
+
+/** Count `entity` of `account` as being scored; returns what counts it off again. */
+function hold(busy: Map<string, Map<string, number>>, account: string, entity: string): () => void {
+  const entities = busy.get(account) ?? new Map<string, number>();
+  busy.set(account, entities);
+  entities.set(entity, (entities.get(entity) ?? 0) + 1);
+  return () => {
+    const n = entities.get(entity)! - 1;
+    if (n > 0) entities.set(entity, n);
+    else entities.delete(entity);
+    if (entities.size === 0 && busy.get(account) === entities) busy.delete(account);
+  };
+}
+
+const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Byte order of two keys of strings, field by field (as the database's "C" collation sorts). */
 function compareKeys(a: readonly string[], b: readonly string[]): number {

@@ -56,6 +56,18 @@ export const REFUSED_RANGES: readonly Range[] = [
 /** IPv4-compatible IPv6 (`::a.b.c.d`, deprecated by RFC 4291): refused as a whole. */
 const IPV4_COMPATIBLE: Range = { network: '::', prefix: 96, family: 'ipv6', name: 'IPv4-compatible IPv6 (deprecated)' };
 
+/** IPv6 global unicast (RFC 4291 §2.4; IANA assigns nothing public outside it). */
+const GLOBAL_UNICAST = subnet('2000::', 3);
+/** IPv4-mapped IPv6 (`::ffff:a.b.c.d`), judged by the IPv4 ranges. */
+const IPV4_MAPPED = subnet('::ffff:0:0', 96);
+const OUTSIDE_GLOBAL_UNICAST = 'reserved (IPv6 outside global unicast 2000::/3, RFC 4291)';
+
+function subnet(network: string, prefix: number): BlockList {
+  const list = new BlockList();
+  list.addSubnet(network, prefix, 'ipv6');
+  return list;
+}
+
 const LISTS = [...REFUSED_RANGES, IPV4_COMPATIBLE].map((r) => {
   const list = new BlockList();
   list.addSubnet(r.network, r.prefix, r.family);
@@ -108,6 +120,9 @@ export function classifyAddress(address: string): string | undefined {
     if (family === 4 && range.family === 'ipv6') continue;
     if (list.check(address, type)) return mapped && range.family === 'ipv4' ? `${range.name} (IPv4-mapped)` : range.name;
   }
+  // IPv6 beyond the ranges named: only global unicast is public (found by QA: 1::1, 4000::1 and
+  // the IPv4-translated ::ffff:0:a.b.c.d passed); IPv4-mapped addresses were judged as IPv4 above
+  if (family === 6 && !IPV4_MAPPED.check(address, 'ipv6') && !GLOBAL_UNICAST.check(address, 'ipv6')) return OUTSIDE_GLOBAL_UNICAST;
   return undefined;
 }
 

@@ -100,6 +100,7 @@ export function subscriptionService(deps: SubscriptionServiceDeps): ServiceBindi
           const locked = (await entities.lock(trx, accountId, [entity], 'share', { parents: false })).get(entity);
           if (locked?.incarnation !== record.incarnation) throw invalidArgument('entity', `entity ${entity} does not exist`);
           const id = newId('sub', ctx.clock);
+          await subscriptions.lockCreations(trx, accountId);
           const made = await subscriptions.create(trx, accountId, { id, entity, axes, includeDescendants: req.includeDescendants, url, events, level }, secret, now);
           if ((await subscriptions.count(trx, accountId)) > MAX_SUBSCRIPTIONS) {
             throw new ServiceError('failed_precondition', `the account has ${MAX_SUBSCRIPTIONS} subscriptions, the most allowed: delete one first`);

@@ -131,3 +131,77 @@ test('quiet while the forecast fits; detected within 3 observations of a level s
   assert.deepEqual(logged, events(all.receiver).map((e) => [e.id, 'succeeded']).sort());
   assert.equal(await t.service.ctx.webhooks.outbox.size(), 0);
 });
+
+test('one ingest of 5,000 values is scored from its first value: no bogus event, and a shift at its end is detected (found by QA)', async () => {
+  // the worker's window of an axis was cut to ~4,700 steps even when the new values alone were more:
+  // the first new values were scored as missing (`drift.detected` with no expected value) and the
+  // detector, left drifting, never reported the real shift at the end
+  const BATCH = 5000;
+  const cpu = values(HISTORY + BATCH, 21);
+  await entity('server:bulk', ['cpu']);
+  await ingest('server:bulk', cpu.slice(0, HISTORY).map((value, i) => ({ axis: 'cpu', i, value })));
+  const { receiver } = await subscribe({ entity: 'server:bulk' });
+  await quiet();
+  const last = HISTORY + BATCH - 1;
+  await ingest('server:bulk', cpu.slice(HISTORY).map((value, k) => ({ axis: 'cpu', i: HISTORY + k, value: HISTORY + k > last - 5 ? value + 60 : value })));
+  await quiet();
+  const got = events(receiver);
+  for (const e of got) {
+    assert.equal(typeof e.data.expected, 'number', JSON.stringify(e.data));
+    assert.equal(typeof e.data.actual, 'number', JSON.stringify(e.data));
+  }
+  const detected = got.filter((e) => e.type === 'drift.detected');
+  assert.ok(detected.length >= 1);
+  const shift = detected[detected.length - 1].data;
+  assert.ok(Date.parse(shift.time) > Date.parse(iso(last - 5)), `the last detection is at ${shift.time}, before the shift`);
+  assert.ok(shift.actual > shift.interval.upper);
+}, 120_000);
+
+test("another account's alert is not held back by one account's long scoring (found by QA: 14 s behind one 10,000-value ingest)", async () => {
+  // A: 40 subscriptions at distinct levels (no two score alike), then 10,000 new values in one ingest
+  const BIG = 10_000;
+  const heavy = values(HISTORY + BIG, 31);
+  await entity('server:heavy', ['cpu']);
+  await ingest('server:heavy', heavy.slice(0, HISTORY).map((value, i) => ({ axis: 'cpu', i, value })));
+  const sink = await startReceiver();
+  receivers.push(sink);
+  for (let k = 0; k < 40; k++) {
+    const r = await rest(t, key, { method: 'POST', path: '/v1/subscriptions', body: { entity: 'server:heavy', url: sink.url, level: 0.5 + k / 100 } });
+    assert.equal(r.code, 'ok', r.message);
+  }
+  // B: another account's entity and subscription
+  const other = (await t.account('enterprise')).key;
+  const light = values(HISTORY + 3, 32);
+  let r = await rest(t, other, { method: 'POST', path: '/v1/entities', body: { entity: 'server:light', frequency: 'PT1H', axes: [{ name: 'cpu' }] } });
+  assert.equal(r.code, 'ok', r.message);
+  const observe = (from: number, to: number, shift: number) =>
+    rest(t, other, { method: 'POST', path: '/v1/entities/server:light/observations', body: { observations: light.slice(from, to).map((value, k) => ({ axis: 'cpu', time: iso(from + k), value: value + shift })) } });
+  assert.equal((await observe(0, HISTORY, 0)).code, 'ok');
+  const alerts = await startReceiver();
+  receivers.push(alerts);
+  r = await rest(t, other, { method: 'POST', path: '/v1/subscriptions', body: { entity: 'server:light', url: alerts.url } });
+  assert.equal(r.code, 'ok', r.message);
+  alerts.secrets = [r.data.secret];
+  await quiet();
+
+  const statesOfA = async () =>
+    (await t.service.ctx.database.db.selectFrom('drift_states').select(['subscription_id', 'state']).where('entity', '=', 'server:heavy').execute()).map(
+      (s) => [s.subscription_id, (JSON.parse(s.state) as { lastIndex: number }).lastIndex] as const,
+    );
+  await ingest('server:heavy', heavy.slice(HISTORY).map((value, k) => ({ axis: 'cpu', i: HISTORY + k, value })));
+  assert.equal((await observe(HISTORY, HISTORY + 3, 60)).code, 'ok');
+  for (const started = Date.now(); events(alerts).length === 0; ) {
+    assert.ok(Date.now() - started < 60_000, "B's alert never came");
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  const atAlert = new Map(await statesOfA());
+  await quiet();
+  const done = await statesOfA();
+  assert.equal(done.length, 40);
+  // when B's alert went out, A's 40 subscriptions had not all been scored to the end
+  assert.ok(
+    done.some(([id, last]) => atAlert.get(id)! < last),
+    "A's scoring had finished before B's alert went out: B waited behind it",
+  );
+  assert.deepEqual(events(alerts).map((e) => e.type), ['drift.detected']);
+}, 180_000);

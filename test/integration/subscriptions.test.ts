@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { EntityServiceClient } from '../../gen/forecast/v1/entity_service.pb';
 import { SubscriptionServiceClient } from '../../gen/forecast/v1/subscription_service.pb';
 import { ManualClock } from '../../src/clock';
+import { MAX_SUBSCRIPTIONS } from '../../src/subscriptions/subscription-service';
 import { grpcCall, rest, type Outcome } from '../helpers/dual';
 import { testResolver } from '../helpers/resolver';
 import { startTestService, type TestService } from '../helpers/service';
@@ -278,4 +279,26 @@ describe('access', () => {
     assert.equal((await grpcCall(client, client.listSubscriptions, reader, { pageSize: 0, cursor: '', entity: '' })).code, 'permission_denied');
     assert.equal((await rest(t, undefined, { method: 'GET', path: '/v1/subscriptions' })).code, 'unauthenticated');
   });
+});
+
+describe('the limit', () => {
+  test(`at most ${MAX_SUBSCRIPTIONS} per account, however many creations run at once (found by QA: 60 at once at 990 left 1,004 on PostgreSQL)`, async () => {
+    const k = (await t.account('enterprise')).key;
+    const accountId = (await rest(t, k, { method: 'GET', path: '/v1/account' })).data.account_id as string;
+    assert.equal((await rest(t, k, { method: 'POST', path: '/v1/entities', body: { entity: 'store:many', frequency: 'P1D', axes: [{ name: 'demand' }] } })).code, 'ok');
+    // 990 stored directly (the API would take minutes), then 60 creations at once over the API
+    const { database } = t.service.ctx;
+    const { subscriptions } = t.service.ctx.webhooks;
+    for (let i = 0; i < MAX_SUBSCRIPTIONS - 10; i++) {
+      await subscriptions.create(database.db, accountId, { id: `sub_seed${String(i).padStart(4, '0')}`, entity: 'store:many', axes: [], includeDescendants: false, url: HOOK, events: ['drift.detected'], level: 0.95 }, 'whsec_seed', clock.now());
+    }
+    const outcomes = await Promise.all(Array.from({ length: 60 }, () => create(k, { entity: 'store:many', url: HOOK })));
+    assert.equal(outcomes.filter((o) => o.code === 'ok').length, 10);
+    for (const o of outcomes.filter((x) => x.code !== 'ok')) {
+      assert.equal(o.status, 400);
+      assert.equal(o.code, 'failed_precondition');
+      assert.match(o.message, new RegExp(`the account has ${MAX_SUBSCRIPTIONS} subscriptions, the most allowed`));
+    }
+    assert.equal(await subscriptions.count(database.db, accountId), MAX_SUBSCRIPTIONS);
+  }, 120_000);
 });

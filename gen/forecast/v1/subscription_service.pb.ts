@@ -2062,14 +2062,16 @@ export const ResendDeliveryResponse: MessageFns<ResendDeliveryResponse> = {
  * URLs must be `https` (plain `http` only when the operator allows it) and must reach the public
  * internet: the host's addresses are checked at creation and again at every connection, after
  * DNS resolution, and loopback, private (RFC 1918), shared (RFC 6598), link-local, multicast,
- * reserved, documentation, benchmarking, unique-local, NAT64 and 6to4 addresses, and IPv4-mapped
- * forms of them, are refused unless the operator allows them.
+ * reserved, documentation, benchmarking, unique-local, NAT64 and 6to4 addresses, IPv4-mapped
+ * forms of them, and IPv6 addresses outside global unicast (2000::/3), are refused unless the
+ * operator allows them.
  */
 export type SubscriptionServiceService = typeof SubscriptionServiceService;
 export const SubscriptionServiceService = {
   /**
    * Creates a subscription. The signing secret is in the response only: it is never shown
-   * again (rotate it to get a new one).
+   * again (rotate it to get a new one). An account has at most 1,000 subscriptions: beyond,
+   * `failed_precondition`.
    */
   createSubscription: {
     path: "/forecast.v1.SubscriptionService/CreateSubscription" as const,
@@ -2205,7 +2207,8 @@ export const SubscriptionServiceService = {
 export interface SubscriptionServiceServer extends UntypedServiceImplementation {
   /**
    * Creates a subscription. The signing secret is in the response only: it is never shown
-   * again (rotate it to get a new one).
+   * again (rotate it to get a new one). An account has at most 1,000 subscriptions: beyond,
+   * `failed_precondition`.
    */
   createSubscription: handleUnaryCall<CreateSubscriptionRequest, CreateSubscriptionResponse>;
   /** Returns one subscription (never its secret). */
@@ -2249,7 +2252,8 @@ export interface SubscriptionServiceServer extends UntypedServiceImplementation 
 export interface SubscriptionServiceClient extends Client {
   /**
    * Creates a subscription. The signing secret is in the response only: it is never shown
-   * again (rotate it to get a new one).
+   * again (rotate it to get a new one). An account has at most 1,000 subscriptions: beyond,
+   * `failed_precondition`.
    */
   createSubscription(
     request: CreateSubscriptionRequest,

@@ -431,15 +431,17 @@ export const ResendDeliveryResponse$json: MessageCodec<ResendDeliveryResponse> =
  * URLs must be `https` (plain `http` only when the operator allows it) and must reach the public
  * internet: the host's addresses are checked at creation and again at every connection, after
  * DNS resolution, and loopback, private (RFC 1918), shared (RFC 6598), link-local, multicast,
- * reserved, documentation, benchmarking, unique-local, NAT64 and 6to4 addresses, and IPv4-mapped
- * forms of them, are refused unless the operator allows them.
+ * reserved, documentation, benchmarking, unique-local, NAT64 and 6to4 addresses, IPv4-mapped
+ * forms of them, and IPv6 addresses outside global unicast (2000::/3), are refused unless the
+ * operator allows them.
  *
  * REST client: every method throws ApiError on failure.
  */
 export class SubscriptionServiceRestClient extends RestClient {
   /**
    * Creates a subscription. The signing secret is in the response only: it is never shown
-   * again (rotate it to get a new one).
+   * again (rotate it to get a new one). An account has at most 1,000 subscriptions: beyond,
+   * `failed_precondition`.
    *
    * `POST /v1/subscriptions`
    */

@@ -79,6 +79,8 @@ export function scoreDrift(state: DriftState, series: GridSeries, info: SeriesIn
   const last = series.firstIndex + series.values.length - 1;
   if (last <= state.lastIndex) return { state, scored: 0, misses: 0, transitions: [] };
   if (!state.model) return { state: startDrift(series, info, last), scored: 0, misses: 0, transitions: [] };
+  // a window that starts after the first new value would score values it does not hold (a caller's bug: fail, never guess)
+  if (state.lastIndex + 1 < series.firstIndex) throw new RangeError(`drift: the series starts at grid index ${series.firstIndex}, after the first new one (${state.lastIndex + 1})`);
   let model: DriftModel = state.model;
   let { heldLast, detector, detectedIndex, sinceFit } = state;
   const held = new Map(state.held.map(([i, v]) => [i, v]));

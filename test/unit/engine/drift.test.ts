@@ -107,6 +107,14 @@ describe('scoring', () => {
     assert.deepEqual(b.model, a.model);
   });
 
+  test('a window that starts after the first new value is refused, never scored as missing values (found by QA: a bogus alarm)', () => {
+    const y = series(24 * 30);
+    const state = startDrift({ values: y.slice(0, 500), firstIndex: 0 }, info, 499);
+    assert.throws(() => scoreDrift(state, { values: y.slice(510), firstIndex: 510 }, info, 0.95), RangeError);
+    // from the first new value on is enough to be scored (earlier lags read the window's first value)
+    assert.equal(scoreDrift(state, { values: y.slice(500), firstIndex: 500 }, info, 0.95).scored, y.length - 500);
+  });
+
   test(`warm-up: nothing is scored before ${MIN_DRIFT_OBSERVATIONS} observations; gaps are forecast over, not scored`, () => {
     const y = series(100);
     const early = startDrift({ values: y.slice(0, 10), firstIndex: 500 }, info, 509);

@@ -12,6 +12,10 @@ test('every sample of a refused range is classified, with the range named', () =
   assert.equal(classifyAddress('64:ff9b::808:808'), 'NAT64 (RFC 6052)');
   assert.equal(classifyAddress('fd00::1'), 'unique-local (RFC 4193)');
   assert.equal(classifyAddress('169.254.169.254'), 'link-local');
+  // IPv6 outside global unicast, beyond the ranges named (found by QA: these passed)
+  for (const a of ['1::1', '4000::1', '::ffff:0:a00:1', '::ffff:0:7f00:1', '8000::1', 'e000::1', '0:1::1']) {
+    assert.equal(classifyAddress(a), 'reserved (IPv6 outside global unicast 2000::/3, RFC 4291)', a);
+  }
 });
 
 test('public addresses pass, including the edges of refused ranges', () => {

@@ -1,0 +1,40 @@
+/**
+ * The drift outbox's claim leaves out the entities being scored already (the worker scores several
+ * batches at once, never two of one entity), by account: another account's entity of the same name
+ * is claimed. On both databases.
+ */
+import { afterAll, beforeAll, expect, test } from '@jest/globals';
+import { DriftOutbox } from '../../../src/subscriptions/drift-outbox';
+import type { Database } from '../../../src/store/database';
+import { openTestDatabase } from '../../helpers/database';
+
+let database: Database;
+beforeAll(async () => {
+  database = await openTestDatabase();
+});
+afterAll(() => database.close());
+
+test('a claim skips the busy entities of their own account only, oldest first otherwise', async () => {
+  const rows = [
+    ['acct_a', 'server:1'],
+    ['acct_a', 'server:2'],
+    ['acct_b', 'server:1'],
+    ['acct_a', 'server:1'],
+    ['acct_c', 'server:9'],
+  ].map(([account_id, entity], i) => ({ account_id, entity, revision: i + 1, create_time: 0 }));
+  await database.db.insertInto('drift_outbox').values(rows).execute();
+  const outbox = new DriftOutbox(database);
+  const busy = new Map([
+    ['acct_a', ['server:1']],
+    ['acct_c', ['server:9', 'server:10']],
+  ]);
+  const claimed = await outbox.claim(1000, 60_000, 10, busy);
+  expect(claimed.map((r) => [r.accountId, r.entity, r.revision])).toEqual([
+    ['acct_a', 'server:2', 2],
+    ['acct_b', 'server:1', 3],
+  ]);
+  // nothing busy: the rest, and never what is leased
+  const rest = await outbox.claim(1000, 60_000, 10);
+  expect(rest.map((r) => r.revision)).toEqual([1, 4, 5]);
+  expect(await outbox.claim(1000, 60_000, 10)).toEqual([]);
+});
