@@ -140,12 +140,13 @@ export class DeliveryStore {
   }
 
   /**
-   * Record an attempt by the lease's owner and move the delivery on. False when the lease was
-   * lost. The transaction writes first (why: on SQLite a transaction that reads before it writes
+   * Record an attempt by the lease's owner and move the delivery on: `lapsed` when the lease was
+   * lost, `gone` when the delivery was deleted meanwhile (its subscription or entity deleted during
+   * the attempt; found by QA: that was logged as a lapsed claim). The transaction writes first (why: on SQLite a transaction that reads before it writes
    * fails at once, without waiting, when another connection — the checkpointer — holds the write
    * lock at that moment).
    */
-  async finishAttempt(owner: string, deliveryId: string, attempt: Omit<AttemptRecord, 'attempt'>, outcome: AttemptOutcome, now: number): Promise<boolean> {
+  async finishAttempt(owner: string, deliveryId: string, attempt: Omit<AttemptRecord, 'attempt'>, outcome: AttemptOutcome, now: number): Promise<'recorded' | 'lapsed' | 'gone'> {
     return this.database.transaction(async (trx) => {
       const row = await trx
         .updateTable('webhook_deliveries')
@@ -161,12 +162,12 @@ export class DeliveryStore {
         .where('lease_owner', '=', owner)
         .returning('attempt_count')
         .executeTakeFirst();
-      if (!row) return false;
+      if (!row) return (await trx.selectFrom('webhook_deliveries').select('id').where('id', '=', deliveryId).executeTakeFirst()) ? 'lapsed' : 'gone';
       await trx
         .insertInto('webhook_attempts')
         .values({ delivery_id: deliveryId, attempt: Number(row.attempt_count), time: attempt.time, status_code: attempt.statusCode, error: attempt.error.slice(0, 500), latency_ms: attempt.latencyMs })
         .execute();
-      return true;
+      return 'recorded';
     });
   }
 

@@ -168,14 +168,15 @@ export class WebhookDispatcher {
     const ended = clock.now();
     const attempts = d.attemptCount + 1;
     const outcome = this.outcome(result, attempts, ended);
-    const recorded = await deliveries.finishAttempt(
+    const finished = await deliveries.finishAttempt(
       this.deps.owner,
       d.id,
       { time: started, statusCode: result.status, error: result.error, latencyMs: Math.round(result.latencyMs * 1000) / 1000 },
       outcome,
       ended,
     );
-    if (!recorded) log.warn('webhook claim lapsed during the attempt; another worker may repeat it', { delivery: d.id });
+    if (finished === 'lapsed') log.warn('webhook claim lapsed during the attempt; another worker may repeat it', { delivery: d.id });
+    if (finished === 'gone') log.debug('webhook delivery deleted during the attempt (its subscription or entity was deleted)', { delivery: d.id });
     if (result.status === 410) await subscriptions.pause(d.subscriptionId, GONE_REASON, ended);
     log.debug('webhook attempt', { delivery: d.id, subscription: d.subscriptionId, event: d.eventId, attempt: attempts, status: result.status, error: result.error, state: outcome.state });
   }
