@@ -8,13 +8,17 @@
  *    "another account waits" means (the worker pool serves accounts in turn: src/fair-queue.ts);
  *  - A's cold depth-1 query over a second such hierarchy with a 2 s deadline (`Grpc-Timeout: 2S`):
  *    when the 504 comes, and the server's CPU in the 5 s after it (fits not yet started are
- *    dropped; before the fair pool the query ran to its end and answered 504 then).
+ *    dropped; before the fair pool the query ran to its end and answered 504 then);
+ *  - one cold depth-1 query over a third hierarchy, then `IDENTICAL` identical cold queries at once
+ *    over a fourth: they share one computation (src/shared-runs.ts), so the last answers about when
+ *    one would, at about one's CPU (before, each reconciled on its own, one after another).
  */
 import http from 'node:http';
 import { availableParallelism, loadavg } from 'node:os';
 import { percentile, processCpuSeconds, startServerProcess } from './load';
 
 const LEAVES = Number(process.env.FAIRNESS_LEAVES ?? 400);
+const IDENTICAL = 8;
 const DAYS = 365;
 const day = (i: number) => new Date(Date.UTC(2025, 0, 1) + i * 86_400_000).toISOString().replace('.000Z', 'Z');
 const WEEK = [0, 8, 10, 12, 14, 30, 25];
@@ -70,6 +74,8 @@ async function main(): Promise<void> {
     const t0 = performance.now();
     await hierarchy(port, a, 'region:one', 1);
     await hierarchy(port, a, 'region:two', 2);
+    await hierarchy(port, a, 'region:three', 3);
+    await hierarchy(port, a, 'region:four', 4);
     await shopEntity(port, b, 'store:b', 7);
     const loaded = (performance.now() - t0) / 1000;
     // the workers started and warm (as the oracle bench excludes the pool's start)
@@ -94,11 +100,21 @@ async function main(): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 5000));
     const cpuAfter = processCpuSeconds(server.pid) - cpu1;
 
+    // 3. one cold depth query, then IDENTICAL identical cold ones at once (another hierarchy, as cold)
+    const depthQuery = (root: string) => ok(port, a, 'POST', '/v1/oracle/query', { entity: root, depth: 1, horizon: 7 });
+    const cpu2 = processCpuSeconds(server.pid);
+    const one = await depthQuery('region:three');
+    const cpuOne = processCpuSeconds(server.pid) - cpu2;
+    const cpu3 = processCpuSeconds(server.pid);
+    const many = (await Promise.all(Array.from({ length: IDENTICAL }, () => depthQuery('region:four')))).map((r) => r.ms).sort((x, y) => x - y);
+    const cpuMany = processCpuSeconds(server.pid) - cpu3;
+
     console.log(`\nFairness and deadlines (${LEAVES} daily leaves a hierarchy, a year each; loaded in ${loaded.toFixed(1)} s; load average ${loadavg()[0].toFixed(1)} on ${availableParallelism()} cores)`);
     console.log(`  account A's cold depth-1 query (${LEAVES + 1} fits, reconciled): ${(bigMs / 1000).toFixed(1)} s`);
     console.log(`  account B's depth-0 queries meanwhile (a new fit each, ${waits.length} of them): p50 ${percentile(waits, 0.5).toFixed(0)} ms, max ${waits[waits.length - 1].toFixed(0)} ms`);
     console.log(`  A's cold depth-1 query with a 2 s deadline: ${late.status} after ${(late.ms / 1000).toFixed(2)} s (${cpuDuring.toFixed(1)} CPU-s); server CPU in the 5 s after: ${cpuAfter.toFixed(1)} s`);
-    console.log('  targets: B waits well under A\'s query (fair turns); the 504 comes at the deadline, and the work stops with it');
+    console.log(`  one cold depth-1 query: ${(one.ms / 1000).toFixed(1)} s (${cpuOne.toFixed(1)} CPU-s); ${IDENTICAL} identical cold ones at once: first ${(many[0] / 1000).toFixed(1)} s, last ${(many[many.length - 1] / 1000).toFixed(1)} s (${cpuMany.toFixed(1)} CPU-s)`);
+    console.log('  targets: B waits well under A\'s query (fair turns); the 504 comes at the deadline, and the work stops with it; identical queries cost about one');
   } finally {
     await server.stop();
   }

@@ -4,6 +4,7 @@
  * hierarchies are built from. Every query is scoped by account.
  */
 import { sql } from 'kysely';
+import { lockUntilCommit } from '../store/advisory-lock';
 import type { Database, Queryable } from '../store/database';
 
 /** A relation as stored. */
@@ -42,14 +43,10 @@ export class RelationStore {
 
   /**
    * Serialise writers of one account's relations of one kind until the transaction ends, so a
-   * cycle check and its insert are atomic against another request's. PostgreSQL: a
-   * transaction-scoped advisory lock (READ COMMITTED would let two transactions each miss the
-   * other's uncommitted edge). SQLite: nothing to do — every write transaction runs on the one
-   * writer connection, one at a time, and a second process's write waits for the file lock.
+   * cycle check and its insert are atomic against another request's (`store/advisory-lock.ts`).
    */
   async lockKind(trx: Queryable, accountId: string, kind: string): Promise<void> {
-    if (this.database.dialect !== 'postgres') return;
-    await sql`SELECT pg_advisory_xact_lock(hashtext(${`relations|${accountId}|${kind}`}))`.execute(trx);
+    await lockUntilCommit(this.database, trx, `relations|${accountId}|${kind}`);
   }
 
   /** True if `descendant` is reachable from `ancestor` by edges of `kind` (or is it). */

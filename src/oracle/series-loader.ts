@@ -9,6 +9,7 @@ import type { AxisRecord, EntityRecord } from '../entities/entity-store';
 import { indexOf } from '../entities/frequency';
 import { MAX_AXIS_SPAN_STEPS, type ObservationStore } from '../entities/observation-store';
 import { ServiceError } from '../rpc/errors';
+import { SharedRuns } from '../shared-runs';
 
 export interface LoadedSeries {
   readonly axis: string;
@@ -31,6 +32,14 @@ const CACHE_SIZE = 4096;
 
 export class SeriesLoader {
   private readonly cache = new Map<string, { revision: number; series: LoadedSeries }>();
+  /**
+   * Reads in flight, shared by callers asking the same (found measuring identical depth queries:
+   * eight over 400 leaves read every series eight times, one SQLite turn at a time, and the shared
+   * computation waited for all of them). Each caller may still leave alone (`SharedRuns`).
+   */
+  private readonly reads = new SharedRuns<LoadedSeries>();
+  /** Reads started, and loads that joined one in flight. */
+  readonly stats = this.reads.stats;
 
   constructor(private readonly observations: ObservationStore) {}
 
@@ -42,8 +51,9 @@ export class SeriesLoader {
     const cached = this.cache.get(key);
     // The cache holds current data; it serves `asOf` only when nothing newer than asOf exists.
     if (cached && cached.revision === newest && newest <= asOf) return cached.series;
-    const rows = await this.observations.series(accountId, entity.entity, axis.name, asOf, signal);
-    const series = build(entity, axis, rows);
+    // what the read returns: the current data when nothing newer than asOf exists, else the data as of asOf
+    const read = `${key}\u0000${axis.kind}\u0000${newest <= asOf ? `current ${newest}` : `as of ${asOf}`}`;
+    const series = await this.reads.run(read, signal, async (s) => build(entity, axis, await this.observations.series(accountId, entity.entity, axis.name, asOf, s)));
     if (newest <= asOf) {
       this.cache.set(key, { revision: newest, series });
       if (this.cache.size > CACHE_SIZE) this.cache.delete(this.cache.keys().next().value!);

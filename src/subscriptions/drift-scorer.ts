@@ -14,8 +14,11 @@ export class DriftScorer extends ThreadRpc<DriftJob, readonly DriftJobResult[]> 
     super(workerScript(__dirname, 'drift-thread'), 'drift scoring');
   }
 
-  /** Score `owner`'s (an account's) job in the thread (its values are moved there, not copied); accounts take turns. */
-  score(job: DriftJob, owner: string): Promise<readonly DriftJobResult[]> {
-    return this.call(job, { transfer: [job.values.buffer as ArrayBuffer], owner });
+  /**
+   * Score `owner`'s (an account's) job in the thread; accounts take turns. `move`: its values are
+   * moved there, not copied (the caller's array is then emptied); `signal`: drop it when aborted.
+   */
+  score(job: DriftJob, options: { readonly owner: string; readonly move: boolean; readonly signal?: AbortSignal }): Promise<readonly DriftJobResult[]> {
+    return this.call(job, { transfer: options.move ? [job.values.buffer as ArrayBuffer] : [], owner: options.owner, signal: options.signal });
   }
 }

@@ -107,13 +107,15 @@ export class DriftSeriesCache {
       this.axes.delete(key); // re-inserted below: most recently used last
     }
     this.axes.set(key, c);
-    // never what this window asks for (found by QA: one ingest of 4,800+ hourly values cut the
-    // first of its own new values off the window, scored them as missing history — a bogus
-    // `drift.detected` with no expected value — and then missed a real shift at its end)
-    trim(c, from === undefined ? this.keep : Math.max(this.keep, c.firstIndex + c.values.length - from));
     if (c.values.length === 0) return { values: new Float64Array(0), firstIndex: from ?? 0 };
-    const start = from === undefined ? 0 : Math.max(0, from - c.firstIndex);
-    return { values: Float64Array.from(c.values.slice(start)), firstIndex: c.firstIndex + start };
+    // the window is copied out before the cache is trimmed to `keep`: trimmed first, it lost what it
+    // was asked for (found by QA: one ingest of 4,800+ hourly values cut the first of its own new
+    // values off, scored them as missing — a bogus `drift.detected` with no expected value — and
+    // then missed a real shift at its end)
+    const start = from === undefined ? Math.max(0, c.values.length - this.keep) : Math.max(0, from - c.firstIndex);
+    const window = { values: Float64Array.from(c.values.slice(start)), firstIndex: c.firstIndex + start };
+    trim(c, this.keep);
+    return window;
   }
 
   private async load(accountId: string, entity: EntityRecord, axis: string, from: number | undefined): Promise<CachedAxis> {

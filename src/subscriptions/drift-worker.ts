@@ -13,6 +13,7 @@ import type { ObservationStore } from '../entities/observation-store';
 import type { DriftState } from '../engine/drift/score';
 import { driftHistoryLength } from '../engine/drift/one-step';
 import { newId } from '../ids';
+import { InFlight } from '../in-flight';
 import type { Logger } from '../log';
 import { seasonalInfo } from '../oracle/engine-info';
 import type { Database } from '../store/database';
@@ -26,16 +27,18 @@ import { DriftSeriesCache, frontierBefore } from './drift-series';
 import { driftEventData, eventBody } from './events';
 import type { SubscriptionRecord, SubscriptionStore } from './subscription-store';
 
-/** Outbox rows taken per batch (scored, then written in one transaction). */
+/** Outbox rows taken per batch (its entities scored, and written as they are scored: `batch`). */
 const BATCH = 200;
 /**
- * Batches scored at once. Why more than one: a batch is written when all of it is scored, and one
- * entity's scoring may take seconds (thousands of new values for hundreds of subscriptions):
+ * Batches scored at once. Why more than one: one entity's scoring may take seconds (thousands of
+ * new values for hundreds of subscriptions), and rows written meanwhile must not wait for it:
  * found by QA, another account's alert waited 14 s behind one 10,000-value ingest, and 32 s behind
  * two. While batches are being scored the outbox is looked at again every GATHER_MS for rows of
  * other entities, and their jobs take turns with the running ones in the scoring thread.
  */
 const MAX_BATCHES = 4;
+/** Entities of one batch scored at once (each reads its window and states: the database's connections are shared with requests). */
+const ENTITIES_AT_ONCE = 4;
 /**
  * Subscription-observations one request to the scoring thread covers at most (about a quarter of
  * a second: QA measured 14 s for 300 subscriptions × 10,000 values), so another account's job
@@ -52,7 +55,7 @@ const GATHER_MS = 250;
 /** Longest sleep between looks at the outbox (rows written by other replicas). */
 const POLL_MS = 1000;
 
-/** A state write that lost to another writer: the round is retried. */
+/** A state write that lost to another writer: the rows of that write are given back and scored again. */
 class StaleStateError extends Error {}
 
 /** What the drift worker works with. */
@@ -88,6 +91,8 @@ interface StoredState {
 /** See the file comment. */
 export class DriftWorker {
   private running = false;
+  /** Aborted by `stop`: scoring requests queued or running in the thread are dropped. */
+  private stopping = new AbortController();
   private gathering: NodeJS.Timeout | undefined;
   private readonly series: DriftSeriesCache;
   private readonly loop: BackgroundLoop;
@@ -103,6 +108,7 @@ export class DriftWorker {
   }
 
   start(): void {
+    if (this.stopping.signal.aborted) this.stopping = new AbortController();
     this.running = true;
     this.loop.start();
   }
@@ -121,39 +127,43 @@ export class DriftWorker {
     return this.loop.settled();
   }
 
+  /**
+   * Stop: no new rows are claimed, and scoring in progress is dropped (its rows are given back,
+   * or lapse with their lease, and are scored again after a restart). Why not finish it: found by
+   * QA, a SIGTERM during one 10,000-value ingest for 300 subscriptions waited 24 s for the
+   * scoring, past the shutdown grace of 10 s.
+   */
   async stop(): Promise<void> {
     this.running = false;
+    this.stopping.abort(new Error('the drift worker is stopping'));
     if (this.gathering) clearTimeout(this.gathering);
     await this.loop.stop();
   }
 
   /**
-   * Score everything in the outbox: a claimed batch is scored entity by entity (side by side), then
-   * its states, events and row removals are written in one transaction (why one: a commit per
-   * entity was most of the worker's cost on the event loop it shares with requests). Up to
-   * MAX_BATCHES batches run at once, never two with the same entity (a batch claims no row of an
-   * entity another is scoring), so rows written meanwhile are not held back by a long batch.
+   * Score everything in the outbox, a claimed batch at a time (`batch`). Up to MAX_BATCHES batches
+   * run at once, never two with the same entity (a claim leaves out the entities being scored), so
+   * rows written meanwhile are not held back by a long batch.
    */
   private async drain(): Promise<RoundResult> {
     const running = new Set<Promise<void>>();
-    // account → entities being scored, with how many batches hold each
-    const busy = new Map<string, Map<string, number>>();
+    // `account entity` of the rows being scored (neither holds a space)
+    const busy = new InFlight();
     let failure: { error: unknown } | undefined;
     try {
-      while (!failure) {
+      while (!failure && this.running) {
         if (running.size >= MAX_BATCHES) {
           await Promise.race(running);
           continue;
         }
-        const exclude = new Map([...busy].map(([account, entities]) => [account, [...entities.keys()]]));
-        const rows = await this.deps.outbox.claim(this.deps.clock.now(), LEASE_MS, BATCH, exclude);
+        const rows = await this.deps.outbox.claim(this.deps.clock.now(), LEASE_MS, BATCH, busy.atLeast(1));
         if (rows.length === 0) {
           if (running.size === 0) break;
           // look again soon for rows of other entities, while the batches in progress run
           await Promise.race([...running, delay(GATHER_MS)]);
           continue;
         }
-        const held = rows.map((r) => hold(busy, r.accountId, r.entity));
+        const held = rows.map((r) => busy.enter(`${r.accountId} ${r.entity}`));
         const batch: Promise<void> = this.batch(rows)
           .catch((error: unknown) => void (failure ??= { error }))
           .finally(() => {
@@ -170,10 +180,13 @@ export class DriftWorker {
   }
 
   /**
-   * Score one claimed batch, its entities side by side, and write what is scored as it comes:
-   * entities scored while a write runs go together in the next one (so a batch of small ones is
-   * still written in a few transactions, and one entity scored for seconds holds back no other's
-   * events).
+   * Score one claimed batch, ENTITIES_AT_ONCE entities at a time, and write what is scored as it
+   * comes: entities scored while a write runs go together in the next one (so a batch of small
+   * ones is still written in a few transactions — a commit per entity was most of the worker's
+   * cost on the event loop it shares with requests — and one entity scored for seconds holds back
+   * no other's events). Settles only when every entity has (none is left running), and fails with
+   * the first error other than a lost state race; rows that could not be given back lapse with
+   * their lease.
    */
   private async batch(rows: readonly OutboxRow[]): Promise<void> {
     const groups = new Map<string, OutboxRow[]>();
@@ -181,31 +194,35 @@ export class DriftWorker {
       const key = `${r.accountId}\u0000${r.entity}`;
       groups.set(key, [...(groups.get(key) ?? []), r]);
     }
+    let failure: { error: unknown } | undefined;
+    const fail = (error: unknown) => void (failure ??= { error });
+    const giveBack = (ids: readonly number[]) => this.deps.outbox.release(ids).catch(fail);
     const ready: EntityOutcome[] = [];
     let writing = Promise.resolve();
-    let failure: { error: unknown } | undefined;
     const write = async () => {
       const outcomes = ready.splice(0);
       if (outcomes.length === 0) return;
       try {
         await this.commit(outcomes);
       } catch (error) {
-        await this.deps.outbox.release(outcomes.flatMap((o) => o.ids));
-        if (!(error instanceof StaleStateError)) failure ??= { error };
+        await giveBack(outcomes.flatMap((o) => o.ids));
+        if (!(error instanceof StaleStateError)) fail(error);
       }
     };
-    await Promise.all(
-      [...groups.values()].map(async (group) => {
+    const queue = [...groups.values()];
+    const score = async (): Promise<void> => {
+      for (let group = queue.shift(); group; group = queue.shift()) {
         try {
           ready.push(await this.scoreEntity(group));
         } catch (error) {
-          await this.deps.outbox.release(group.map((r) => r.id));
-          this.deps.log.warn('drift scoring of an entity failed; it is retried', { entity: group[0].entity, error });
-          return;
+          await giveBack(group.map((r) => r.id));
+          if (this.running) this.deps.log.warn('drift scoring of an entity failed; it is retried', { entity: group[0].entity, error });
+          continue;
         }
         writing = writing.then(write);
-      }),
-    );
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(ENTITIES_AT_ONCE, queue.length) }, score));
     await writing;
     if (failure) throw failure.error;
   }
@@ -255,7 +272,8 @@ export class DriftWorker {
    * without a state, start) are scored once — scoring is deterministic, so their results are the
    * same (found by QA: 300 subscriptions of one entity each scored the same 10,000 values) — and
    * the rest in requests of at most SCORING_TURN subscription-observations, queued together so
-   * other accounts' requests take turns with them (`ThreadRpc`).
+   * other accounts' requests take turns with them (`ThreadRpc`). One request moves its values to
+   * the thread; several have them copied as each is sent (one at a time), not all at once.
    */
   private async score(accountId: string, job: DriftJob): Promise<DriftJobResult[]> {
     const signatureOf = new Map<string, string>();
@@ -277,9 +295,8 @@ export class DriftWorker {
       chunks[chunks.length - 1].push(item);
       cost += c;
     }
-    // a copy of the values each (a request's buffer moves to the thread), all made before any is sent
-    const requests = chunks.map((items) => ({ ...job, values: job.values.slice(), items }));
-    const answers = (await Promise.all(requests.map((r) => this.deps.scorer.score(r, accountId)))).flat();
+    const options = { owner: accountId, move: chunks.length === 1, signal: this.stopping.signal };
+    const answers = (await Promise.all(chunks.map((items) => this.deps.scorer.score({ ...job, items }, options)))).flat();
     const bySignature = new Map(answers.map((r) => [signatureOf.get(r.key)!, r]));
     return job.items.map((item) => ({ ...bySignature.get(signatureOf.get(item.key)!)!, key: item.key }));
   }
@@ -337,20 +354,8 @@ export class DriftWorker {
   }
 }
 
-/** Count `entity` of `account` as being scored; returns what counts it off again. */
-function hold(busy: Map<string, Map<string, number>>, account: string, entity: string): () => void {
-  const entities = busy.get(account) ?? new Map<string, number>();
-  busy.set(account, entities);
-  entities.set(entity, (entities.get(entity) ?? 0) + 1);
-  return () => {
-    const n = entities.get(entity)! - 1;
-    if (n > 0) entities.set(entity, n);
-    else entities.delete(entity);
-    if (entities.size === 0 && busy.get(account) === entities) busy.delete(account);
-  };
-}
-
-const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+/** Resolves after `ms` (a timer that never holds the process open). */
+const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
 
 /** Byte order of two keys of strings, field by field (as the database's "C" collation sorts). */
 function compareKeys(a: readonly string[], b: readonly string[]): number {

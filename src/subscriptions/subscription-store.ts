@@ -6,6 +6,7 @@
  * does not open. Secrets are never logged and never leave this file except to sign.
  */
 import { sql } from 'kysely';
+import { lockUntilCommit } from '../store/advisory-lock';
 import type { Database, Queryable } from '../store/database';
 import type { SubscriptionsTable } from '../store/schema';
 import type { SecretBox } from '../store/secret-box';
@@ -75,12 +76,10 @@ export class SubscriptionStore {
    * Make the account's subscription creations take turns until the transaction ends, so a count
    * after the insert sees every other creation (found by QA: on PostgreSQL, 60 creations at once
    * at 990 subscriptions left the account with 1,004 — each transaction counted without the
-   * others' uncommitted rows). PostgreSQL: a transaction-scoped advisory lock. SQLite: nothing to
-   * do — write transactions run one at a time on the one writer connection.
+   * others' uncommitted rows; `store/advisory-lock.ts`).
    */
   async lockCreations(trx: Queryable, accountId: string): Promise<void> {
-    if (this.database.dialect !== 'postgres') return;
-    await sql`SELECT pg_advisory_xact_lock(hashtext(${`subscriptions|${accountId}`}))`.execute(trx);
+    await lockUntilCommit(this.database, trx, `subscriptions|${accountId}`);
   }
 
   /** How many subscriptions the account has (asked after the insert: a transaction here writes first, see `rotate`). */

@@ -160,7 +160,7 @@ test('one ingest of 5,000 values is scored from its first value: no bogus event,
 test("another account's alert is not held back by one account's long scoring (found by QA: 14 s behind one 10,000-value ingest)", async () => {
   // A: 40 subscriptions at distinct levels (no two score alike), then 10,000 new values in one ingest
   const BIG = 10_000;
-  const heavy = values(HISTORY + BIG, 31);
+  const heavy = values(HISTORY + 1 + BIG, 31);
   await entity('server:heavy', ['cpu']);
   await ingest('server:heavy', heavy.slice(0, HISTORY).map((value, i) => ({ axis: 'cpu', i, value })));
   const sink = await startReceiver();
@@ -169,6 +169,8 @@ test("another account's alert is not held back by one account's long scoring (fo
     const r = await rest(t, key, { method: 'POST', path: '/v1/subscriptions', body: { entity: 'server:heavy', url: sink.url, level: 0.5 + k / 100 } });
     assert.equal(r.code, 'ok', r.message);
   }
+  // one more value: every subscription's state starts (scoring starts from a subscription's first ingest)
+  await ingest('server:heavy', [{ axis: 'cpu', i: HISTORY, value: heavy[HISTORY] }]);
   // B: another account's entity and subscription
   const other = (await t.account('enterprise')).key;
   const light = values(HISTORY + 3, 32);
@@ -188,7 +190,7 @@ test("another account's alert is not held back by one account's long scoring (fo
     (await t.service.ctx.database.db.selectFrom('drift_states').select(['subscription_id', 'state']).where('entity', '=', 'server:heavy').execute()).map(
       (s) => [s.subscription_id, (JSON.parse(s.state) as { lastIndex: number }).lastIndex] as const,
     );
-  await ingest('server:heavy', heavy.slice(HISTORY).map((value, k) => ({ axis: 'cpu', i: HISTORY + k, value })));
+  await ingest('server:heavy', heavy.slice(HISTORY + 1).map((value, k) => ({ axis: 'cpu', i: HISTORY + 1 + k, value })));
   assert.equal((await observe(HISTORY, HISTORY + 3, 60)).code, 'ok');
   for (const started = Date.now(); events(alerts).length === 0; ) {
     assert.ok(Date.now() - started < 60_000, "B's alert never came");
@@ -205,3 +207,36 @@ test("another account's alert is not held back by one account's long scoring (fo
   );
   assert.deepEqual(events(alerts).map((e) => e.type), ['drift.detected']);
 }, 180_000);
+
+// last in this file: it stops the drift worker
+test('stopping the worker drops scoring in progress instead of finishing it (found by QA: a SIGTERM waited 24 s for one big ingest, past the 10 s grace)', async () => {
+  const BIG = 10_000;
+  const y = values(HISTORY + 1 + BIG, 41);
+  await entity('server:stopped', ['cpu']);
+  await ingest('server:stopped', y.slice(0, HISTORY).map((value, i) => ({ axis: 'cpu', i, value })));
+  const sink = await startReceiver();
+  receivers.push(sink);
+  for (let k = 0; k < 40; k++) {
+    const r = await rest(t, key, { method: 'POST', path: '/v1/subscriptions', body: { entity: 'server:stopped', url: sink.url, level: 0.5 + k / 100 } });
+    assert.equal(r.code, 'ok', r.message);
+  }
+  // one more value: every subscription's state starts (scoring starts from a subscription's first ingest)
+  await ingest('server:stopped', [{ axis: 'cpu', i: HISTORY, value: y[HISTORY] }]);
+  await quiet();
+  const { database } = t.service.ctx;
+  const lastIndexes = async () =>
+    (await database.db.selectFrom('drift_states').select('state').where('entity', '=', 'server:stopped').execute()).map((s) => (JSON.parse(s.state) as { lastIndex: number }).lastIndex);
+  const before = await lastIndexes();
+  assert.equal(before.length, 40);
+  await ingest('server:stopped', y.slice(HISTORY + 1).map((value, k) => ({ axis: 'cpu', i: HISTORY + 1 + k, value })));
+  // the worker has claimed the row (scoring 40 × 10,000 subscription-observations takes seconds)
+  const claimed = () => database.db.selectFrom('drift_outbox').select('id').where('lease_expire_time', 'is not', null).execute();
+  for (const started = Date.now(); (await claimed()).length === 0; ) {
+    assert.ok(Date.now() - started < 30_000, 'the row was never claimed');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  await t.service.ctx.webhooks.drift.stop();
+  // nothing was written: the row waits to be scored after a restart, the states are where they were
+  assert.equal(await t.service.ctx.webhooks.outbox.size(), 1);
+  assert.deepEqual(await lastIndexes(), before);
+}, 120_000);

@@ -50,6 +50,31 @@ test('refresh brings a cached window to what a fresh read sees', async () => {
   }
 });
 
+test('a window reaching further back than the cache keeps is whole, and the cache keeps only what it keeps (found by QA: a bogus alarm)', async () => {
+  const database = await openDatabase('sqlite::memory:');
+  try {
+    const { account } = await new AccountStore(database, new ManualClock()).createAccount('enterprise', null);
+    const observations = new ObservationStore(database);
+    const entity: EntityRecord = {
+      entity: 'server:c', type: 'server', displayName: '', frequency: 'PT1H', seasonLength: 24,
+      axes: [{ name: 'cpu', unit: '', kind: 'continuous' }], parents: [], createTime: 0, updateTime: 0, incarnation: 'c',
+    };
+    await database.db.insertInto('entities').values({ account_id: account.id, entity: 'server:c', type: 'server', display_name: '', frequency: 'PT1H', season_length: 24, create_time: 0, update_time: 0, incarnation: 'c' }).execute();
+    await observations.ingest(account.id, [{ entity: 'server:c', rows: Array.from({ length: 500 }, (_, k) => ({ axis: 'cpu', time: T0 + k * HOUR, value: k })) }], 0);
+    const cache = new DriftSeriesCache(database, observations, 100);
+    const first = indexOf('PT1H', T0)!;
+    // 300 steps asked, the cache keeps 100: the window has all 300
+    const wide = await cache.window(account.id, entity, 'cpu', first + 200);
+    assert.equal(wide.firstIndex, first + 200);
+    assert.deepEqual([...wide.values], Array.from({ length: 300 }, (_, i) => 200 + i));
+    // the cache kept the newest 100: a window within them is served from it, one further back is read again
+    assert.deepEqual([...(await cache.window(account.id, entity, 'cpu', first + 450)).values], Array.from({ length: 50 }, (_, i) => 450 + i));
+    assert.deepEqual([...(await cache.window(account.id, entity, 'cpu', first + 100)).values], Array.from({ length: 400 }, (_, i) => 100 + i));
+  } finally {
+    await database.close();
+  }
+});
+
 test('an entity deleted and made again (same name, frequency, axis and create time) starts with no cached window: none of the deleted one’s values', async () => {
   const database = await openDatabase('sqlite::memory:');
   try {
