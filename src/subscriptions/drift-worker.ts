@@ -215,8 +215,11 @@ export class DriftWorker {
         try {
           ready.push(await this.scoreEntity(group));
         } catch (error) {
-          await giveBack(group.map((r) => r.id));
-          if (this.running) this.deps.log.warn('drift scoring of an entity failed; it is retried', { entity: group[0].entity, error });
+          // stopping: given back, for the next process or replica at once; else left claimed and
+          // retried when the claim lapses (a failure that repeats must not spin: it was claimed
+          // again at once, round after round)
+          if (!this.running) await giveBack(group.map((r) => r.id));
+          else this.deps.log.warn('drift scoring of an entity failed; it is retried when its claim lapses', { entity: group[0].entity, error, retryInMs: LEASE_MS });
           continue;
         }
         writing = writing.then(write);
