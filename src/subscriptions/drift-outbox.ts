@@ -65,6 +65,11 @@ export class DriftOutbox {
     return rows.map((r) => ({ id: Number(r.id), accountId: r.account_id, entity: r.entity, revision: Number(r.revision) })).sort((a, b) => a.id - b.id);
   }
 
+  /** Keep rows claimed until `until` (their scoring failed: retried then, not at once). */
+  async postpone(ids: readonly number[], until: number): Promise<void> {
+    if (ids.length > 0) await this.database.db.updateTable('drift_outbox').set({ lease_expire_time: until }).where('id', 'in', [...ids]).execute();
+  }
+
   /** Give rows back at once (their processing failed and may be retried). */
   async release(ids: readonly number[]): Promise<void> {
     if (ids.length > 0) await this.database.db.updateTable('drift_outbox').set({ lease_expire_time: null }).where('id', 'in', [...ids]).execute();

@@ -57,7 +57,7 @@ export class DriftSeriesCache {
   constructor(
     private readonly database: Database,
     private readonly observations: ObservationStore,
-    /** Steps kept per axis beyond what a window asks for (the model's fit window and lags). */
+    /** Newest steps kept per axis between windows (a window asked further back is read again). */
     private readonly keep: number,
   ) {}
 
@@ -94,7 +94,7 @@ export class DriftSeriesCache {
   }
 
   /**
-   * Current values of the axis from grid index `from` (undefined: its first observation) to its
+   * Current values of the axis from grid index `from` (undefined: its newest `keep` steps) to its
    * newest observation.
    */
   async window(accountId: string, entity: EntityRecord, axis: string, from: number | undefined): Promise<GridWindow> {

@@ -20,7 +20,7 @@ import type { Database } from '../store/database';
 import { nextTurn, STATEMENTS_PER_TURN } from '../store/turns';
 import { BackgroundLoop, type RoundResult } from './background-loop';
 import type { DeliveryStore, NewEvent } from './delivery-store';
-import type { DriftJob, DriftJobItem, DriftJobResult } from './drift-job';
+import type { DriftJobItem } from './drift-job';
 import type { DriftOutbox, OutboxRow } from './drift-outbox';
 import type { DriftScorer } from './drift-scorer';
 import { DriftSeriesCache, frontierBefore } from './drift-series';
@@ -39,14 +39,15 @@ const BATCH = 200;
 const MAX_BATCHES = 4;
 /** Entities of one batch scored at once (each reads its window and states: the database's connections are shared with requests). */
 const ENTITIES_AT_ONCE = 4;
-/**
- * Subscription-observations one request to the scoring thread covers at most (about a quarter of
- * a second: QA measured 14 s for 300 subscriptions × 10,000 values), so another account's job
- * waits for one such slice, not for a whole entity's scoring.
- */
-const SCORING_TURN = 50_000;
 /** A claim outlives any round with a wide margin. */
 const LEASE_MS = 120_000;
+/**
+ * How long an entity whose scoring failed waits before it is claimed again. Why wait: a failure
+ * that repeats (a stored state that cannot be read) had the worker claim it again at once, round
+ * after round (found by review); why not the whole lease: a passing failure (a connection lost)
+ * would hold the entity's alerts back for minutes.
+ */
+const RETRY_MS = 5_000;
 
 /** Longest seasonal period the service declares (a year of daily data). */
 const MAX_PERIOD = 366;
@@ -157,6 +158,11 @@ export class DriftWorker {
           continue;
         }
         const rows = await this.deps.outbox.claim(this.deps.clock.now(), LEASE_MS, BATCH, busy.atLeast(1));
+        if (!this.running) {
+          // stopped while claiming: the rows go back at once, for the next process or replica
+          await this.deps.outbox.release(rows.map((r) => r.id));
+          break;
+        }
         if (rows.length === 0) {
           if (running.size === 0) break;
           // look again soon for rows of other entities, while the batches in progress run
@@ -184,9 +190,9 @@ export class DriftWorker {
    * comes: entities scored while a write runs go together in the next one (so a batch of small
    * ones is still written in a few transactions — a commit per entity was most of the worker's
    * cost on the event loop it shares with requests — and one entity scored for seconds holds back
-   * no other's events). Settles only when every entity has (none is left running), and fails with
-   * the first error other than a lost state race; rows that could not be given back lapse with
-   * their lease.
+   * no other's events). An entity whose scoring fails is claimed again after RETRY_MS. Settles only
+   * when every entity has (none is left running), and fails with the first error other than a
+   * lost state race; rows that could not be given back lapse with their lease.
    */
   private async batch(rows: readonly OutboxRow[]): Promise<void> {
     const groups = new Map<string, OutboxRow[]>();
@@ -197,6 +203,7 @@ export class DriftWorker {
     let failure: { error: unknown } | undefined;
     const fail = (error: unknown) => void (failure ??= { error });
     const giveBack = (ids: readonly number[]) => this.deps.outbox.release(ids).catch(fail);
+    const retryLater = (ids: readonly number[]) => this.deps.outbox.postpone(ids, this.deps.clock.now() + RETRY_MS).catch(fail);
     const ready: EntityOutcome[] = [];
     let writing = Promise.resolve();
     const write = async () => {
@@ -212,14 +219,16 @@ export class DriftWorker {
     const queue = [...groups.values()];
     const score = async (): Promise<void> => {
       for (let group = queue.shift(); group; group = queue.shift()) {
+        // stopping: what is not scored yet goes back at once, for the next process or replica
+        if (!this.running) return giveBack([group, ...queue.splice(0)].flatMap((g) => g.map((r) => r.id)));
         try {
           ready.push(await this.scoreEntity(group));
         } catch (error) {
-          // stopping: given back, for the next process or replica at once; else left claimed and
-          // retried when the claim lapses (a failure that repeats must not spin: it was claimed
-          // again at once, round after round)
           if (!this.running) await giveBack(group.map((r) => r.id));
-          else this.deps.log.warn('drift scoring of an entity failed; it is retried when its claim lapses', { entity: group[0].entity, error, retryInMs: LEASE_MS });
+          else {
+            await retryLater(group.map((r) => r.id));
+            this.deps.log.warn('drift scoring of an entity failed; it is retried', { entity: group[0].entity, error, retryInMs: RETRY_MS });
+          }
           continue;
         }
         writing = writing.then(write);
@@ -255,7 +264,7 @@ export class DriftWorker {
         frontier: Number.isFinite(frontier) ? frontier : window.firstIndex - 1,
         level: s.level,
       }));
-      const results = await this.score(accountId, { info, values: window.values, firstIndex: window.firstIndex, items });
+      const results = await this.deps.scorer.scoreJob({ info, values: window.values, firstIndex: window.firstIndex, items }, accountId, this.stopping.signal);
       for (const r of results) {
         const sub = covering.find((s) => s.id === r.key)!;
         outcome.writes.push({ sub, axis: axis.name, state: r.state, version: stored.get(sub.id)?.version ?? 0 });
@@ -268,40 +277,6 @@ export class DriftWorker {
       }
     }
     return outcome;
-  }
-
-  /**
-   * Score a job in the scoring thread: subscriptions in the same state (stored state, level and,
-   * without a state, start) are scored once — scoring is deterministic, so their results are the
-   * same (found by QA: 300 subscriptions of one entity each scored the same 10,000 values) — and
-   * the rest in requests of at most SCORING_TURN subscription-observations, queued together so
-   * other accounts' requests take turns with them (`ThreadRpc`). One request moves its values to
-   * the thread; several have them copied as each is sent (one at a time), not all at once.
-   */
-  private async score(accountId: string, job: DriftJob): Promise<DriftJobResult[]> {
-    const signatureOf = new Map<string, string>();
-    const unique = new Map<string, DriftJobItem>();
-    for (const item of job.items) {
-      const signature = JSON.stringify([item.state, item.state ? null : item.frontier, item.level]);
-      signatureOf.set(item.key, signature);
-      if (!unique.has(signature)) unique.set(signature, item);
-    }
-    const last = job.firstIndex + job.values.length - 1;
-    const chunks: DriftJobItem[][] = [];
-    let cost = Infinity;
-    for (const item of unique.values()) {
-      const c = Math.max(1, last - (item.state?.lastIndex ?? item.frontier));
-      if (cost + c > SCORING_TURN) {
-        chunks.push([]);
-        cost = 0;
-      }
-      chunks[chunks.length - 1].push(item);
-      cost += c;
-    }
-    const options = { owner: accountId, move: chunks.length === 1, signal: this.stopping.signal };
-    const answers = (await Promise.all(chunks.map((items) => this.deps.scorer.score({ ...job, items }, options)))).flat();
-    const bySignature = new Map(answers.map((r) => [signatureOf.get(r.key)!, r]));
-    return job.items.map((item) => ({ ...bySignature.get(signatureOf.get(item.key)!)!, key: item.key }));
   }
 
   /** Write scored entities: states (each only if nobody wrote it meanwhile), events with deliveries, outbox rows removed. */

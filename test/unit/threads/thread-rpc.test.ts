@@ -122,3 +122,15 @@ test('a request that cannot be sent to the thread fails alone; the next one runs
   await expect(rpc.call({ tag: 'bad', ms: 0, extra: () => 1 } as unknown as Spin)).rejects.toThrow(/could not be cloned/);
   expect((await rpc.call({ tag: 'last', ms: 0 })).seen).toBe(3);
 });
+
+test('requests that go away together (one signal) stop one thread; the queued ones are dropped, not started and stopped (found by review)', async () => {
+  rpc = new ThreadRpc<Spin, Seen>(script, 'spinning');
+  const gone = new AbortController();
+  const calls = [1, 2, 3, 4].map((n) => rpc.call({ tag: `s${n}`, ms: 5_000 }, { owner: 'a', signal: gone.signal }));
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  gone.abort(new Error('stopping'));
+  for (const c of calls) await expect(c).rejects.toThrow('stopping');
+  expect(rpc.stopped).toBe(1);
+  // the next request runs on a new thread, its first
+  expect(await rpc.call({ tag: 'next', ms: 0 })).toEqual({ tag: 'next', seen: 1 });
+});
