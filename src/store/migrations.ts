@@ -382,6 +382,15 @@ export function migrations(dialect: DialectName): Record<string, Migration> {
         if (dialect === 'postgres') await sql`ALTER TABLE entities ALTER COLUMN incarnation DROP DEFAULT`.execute(db);
       },
     },
+    '0013_drift_outbox_entity': {
+      /**
+       * The drift outbox by entity: a claim takes no row while an older row of its entity is
+       * claimed (`DriftOutbox.claim`), which it looks up here rather than by reading the table.
+       */
+      async up(db: Kysely<any>) {
+        await db.schema.createIndex('drift_outbox_entity').on('drift_outbox').columns(['account_id', 'entity', 'id']).execute();
+      },
+    },
   };
 }
 

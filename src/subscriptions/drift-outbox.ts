@@ -40,20 +40,35 @@ export class DriftOutbox {
 
   /**
    * Claim up to `limit` rows, oldest first, until `now + leaseMs` (SKIP LOCKED on PostgreSQL,
-   * `store/claim.ts`), none of the entities in `busy` (`<account id> <entity>`, the entities being
-   * scored already: one flat list, since a condition per account nested too deep for SQLite from
-   * about 495 accounts — found by review).
+   * `store/claim.ts`): none while an older row of its entity is claimed (by this process or
+   * another replica, or waiting to be retried after a failure: an entity's rows are scored in
+   * order — found by review: a newer ingest scored first made a failed older one history for a
+   * subscription without a state, never scored), and none of the entities in `busy`
+   * (`<account id> <entity>`, the entities this process is scoring: one flat list, since a
+   * condition per account nested too deep for SQLite from about 495 accounts — found by review).
    */
   async claim(now: number, leaseMs: number, limit: number, busy: readonly string[] = []): Promise<OutboxRow[]> {
     const db = this.database.db;
     const free = skipLocked(
       this.database,
       db
-        .selectFrom('drift_outbox')
-        .select('id')
-        .where((eb) => eb.or([eb('lease_expire_time', 'is', null), eb('lease_expire_time', '<=', now)]))
-        .$if(busy.length > 0, (qb) => qb.where(sql<string>`account_id || ' ' || entity`, 'not in', [...busy]))
-        .orderBy('id')
+        .selectFrom('drift_outbox as o')
+        .select('o.id')
+        .where((eb) => eb.or([eb('o.lease_expire_time', 'is', null), eb('o.lease_expire_time', '<=', now)]))
+        .where(({ not, exists, selectFrom }) =>
+          not(
+            exists(
+              selectFrom('drift_outbox as older')
+                .select('older.id')
+                .whereRef('older.account_id', '=', 'o.account_id')
+                .whereRef('older.entity', '=', 'o.entity')
+                .whereRef('older.id', '<', 'o.id')
+                .where('older.lease_expire_time', '>', now),
+            ),
+          ),
+        )
+        .$if(busy.length > 0, (qb) => qb.where(sql<string>`o.account_id || ' ' || o.entity`, 'not in', [...busy]))
+        .orderBy('o.id')
         .limit(limit),
     );
     const rows = await db

@@ -43,3 +43,31 @@ test('a claim leaving out 1,600 busy entities of 1,600 accounts works on both da
   const claimed = await new DriftOutbox(database).claim(1000, 60_000, 10, busy);
   expect(claimed.map((r) => r.entity)).toEqual(['server:free']);
 });
+
+test("no row is claimed while an older row of its entity is claimed (by anyone, or waiting for its retry): an entity's rows are scored in order (found by review)", async () => {
+  await database.db.deleteFrom('drift_outbox').execute();
+  const rows = [
+    ['acct_a', 'server:1', 2000],
+    ['acct_a', 'server:1', null],
+    ['acct_a', 'server:2', null],
+    ['acct_b', 'server:1', null],
+    ['acct_a', 'server:3', 500],
+    ['acct_a', 'server:3', null],
+  ] as const;
+  await database.db
+    .insertInto('drift_outbox')
+    .values(rows.map(([account_id, entity, lease], i) => ({ account_id, entity, revision: i + 1, create_time: 0, lease_expire_time: lease })))
+    .execute();
+  const outbox = new DriftOutbox(database);
+  // server:1 of acct_a waits behind its older row claimed until 2000; server:3's older claim lapsed at 500 and is taken again
+  const claimed = await outbox.claim(1000, 60_000, 10);
+  expect(claimed.map((r) => [r.accountId, r.entity, r.revision])).toEqual([
+    ['acct_a', 'server:2', 3],
+    ['acct_b', 'server:1', 4],
+    ['acct_a', 'server:3', 5],
+    ['acct_a', 'server:3', 6],
+  ]);
+  // once the older row is gone (scored), the newer one is claimed
+  await database.db.deleteFrom('drift_outbox').where('revision', '=', 1).execute();
+  expect((await outbox.claim(1000, 60_000, 10)).map((r) => r.revision)).toEqual([2]);
+});
