@@ -142,9 +142,9 @@ export class DeliveryStore {
   /**
    * Record an attempt by the lease's owner and move the delivery on: `lapsed` when the lease was
    * lost, `gone` when the delivery was deleted meanwhile (its subscription or entity deleted during
-   * the attempt; found by QA: that was logged as a lapsed claim). The transaction writes first (why: on SQLite a transaction that reads before it writes
-   * fails at once, without waiting, when another connection — the checkpointer — holds the write
-   * lock at that moment).
+   * the attempt; found by QA: that was logged as a lapsed claim). The transaction writes first
+   * (why: on SQLite a transaction that reads before it writes fails at once, without waiting, when
+   * another connection — the checkpointer — holds the write lock at that moment).
    */
   async finishAttempt(owner: string, deliveryId: string, attempt: Omit<AttemptRecord, 'attempt'>, outcome: AttemptOutcome, now: number): Promise<'recorded' | 'lapsed' | 'gone'> {
     return this.database.transaction(async (trx) => {

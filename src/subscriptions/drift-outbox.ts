@@ -44,8 +44,9 @@ export class DriftOutbox {
    * another replica, or waiting to be retried after a failure: an entity's rows are scored in
    * order — found by review: a newer ingest scored first made a failed older one history for a
    * subscription without a state, never scored), and none of the entities in `busy`
-   * (`<account id> <entity>`, the entities this process is scoring: one flat list, since a
-   * condition per account nested too deep for SQLite from about 495 accounts — found by review).
+   * (`<account id> <entity>`, the entities this process is scoring, also once their claims have
+   * lapsed in a long batch: one flat list, since a condition per account nested too deep for
+   * SQLite from about 495 accounts — found by review).
    */
   async claim(now: number, leaseMs: number, limit: number, busy: readonly string[] = []): Promise<OutboxRow[]> {
     const db = this.database.db;

@@ -62,17 +62,13 @@ const GLOBAL_UNICAST = subnet('2000::', 3);
 const IPV4_MAPPED = subnet('::ffff:0:0', 96);
 const OUTSIDE_GLOBAL_UNICAST = 'reserved (IPv6 outside global unicast 2000::/3, RFC 4291)';
 
-function subnet(network: string, prefix: number): BlockList {
+function subnet(network: string, prefix: number, family: 'ipv4' | 'ipv6' = 'ipv6'): BlockList {
   const list = new BlockList();
-  list.addSubnet(network, prefix, 'ipv6');
+  list.addSubnet(network, prefix, family);
   return list;
 }
 
-const LISTS = [...REFUSED_RANGES, IPV4_COMPATIBLE].map((r) => {
-  const list = new BlockList();
-  list.addSubnet(r.network, r.prefix, r.family);
-  return { list, range: r };
-});
+const LISTS = [...REFUSED_RANGES, IPV4_COMPATIBLE].map((range) => ({ list: subnet(range.network, range.prefix, range.family), range }));
 
 /** What the guard lets through: everything public, plus what the operator opened. */
 export interface AddressPolicy {

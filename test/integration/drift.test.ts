@@ -55,6 +55,28 @@ async function subscribe(body: Record<string, unknown>) {
 }
 const events = (r: Receiver) => r.received.filter((x) => x.verified && !x.duplicate).map((x) => x.event);
 
+/** Values past the history of a heavy entity (`heavyEntity`): one big ingest's worth. */
+const BIG = 10_000;
+
+/**
+ * An entity with HISTORY values, 40 subscriptions at distinct levels (no two score alike) and one
+ * more value, so every subscription's state has started (scoring starts from a subscription's
+ * first ingest); returns its values, BIG more to come after index HISTORY.
+ */
+async function heavyEntity(name: string, seed: number): Promise<number[]> {
+  const y = values(HISTORY + 1 + BIG, seed);
+  await entity(name, ['cpu']);
+  await ingest(name, y.slice(0, HISTORY).map((value, i) => ({ axis: 'cpu', i, value })));
+  const sink = await startReceiver();
+  receivers.push(sink);
+  for (let k = 0; k < 40; k++) {
+    const r = await rest(t, key, { method: 'POST', path: '/v1/subscriptions', body: { entity: name, url: sink.url, level: 0.5 + k / 100 } });
+    assert.equal(r.code, 'ok', r.message);
+  }
+  await ingest(name, [{ axis: 'cpu', i: HISTORY, value: y[HISTORY] }]);
+  return y;
+}
+
 beforeAll(async () => {
   t = await startTestService({ clock, env: { WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_CIDRS: '127.0.0.0/8' } });
   key = (await t.account('enterprise')).key;
@@ -159,18 +181,7 @@ test('one ingest of 5,000 values is scored from its first value: no bogus event,
 
 test("another account's alert is not held back by one account's long scoring (found by QA: 14 s behind one 10,000-value ingest)", async () => {
   // A: 40 subscriptions at distinct levels (no two score alike), then 10,000 new values in one ingest
-  const BIG = 10_000;
-  const heavy = values(HISTORY + 1 + BIG, 31);
-  await entity('server:heavy', ['cpu']);
-  await ingest('server:heavy', heavy.slice(0, HISTORY).map((value, i) => ({ axis: 'cpu', i, value })));
-  const sink = await startReceiver();
-  receivers.push(sink);
-  for (let k = 0; k < 40; k++) {
-    const r = await rest(t, key, { method: 'POST', path: '/v1/subscriptions', body: { entity: 'server:heavy', url: sink.url, level: 0.5 + k / 100 } });
-    assert.equal(r.code, 'ok', r.message);
-  }
-  // one more value: every subscription's state starts (scoring starts from a subscription's first ingest)
-  await ingest('server:heavy', [{ axis: 'cpu', i: HISTORY, value: heavy[HISTORY] }]);
+  const heavy = await heavyEntity('server:heavy', 31);
   // B: another account's entity and subscription
   const other = (await t.account('enterprise')).key;
   const light = values(HISTORY + 3, 32);
@@ -232,18 +243,7 @@ test('an entity whose scoring fails is retried a few seconds later, not at once 
 
 // last in this file: it stops the drift worker
 test('stopping the worker drops scoring in progress instead of finishing it (found by QA: a SIGTERM waited 24 s for one big ingest, past the 10 s grace)', async () => {
-  const BIG = 10_000;
-  const y = values(HISTORY + 1 + BIG, 41);
-  await entity('server:stopped', ['cpu']);
-  await ingest('server:stopped', y.slice(0, HISTORY).map((value, i) => ({ axis: 'cpu', i, value })));
-  const sink = await startReceiver();
-  receivers.push(sink);
-  for (let k = 0; k < 40; k++) {
-    const r = await rest(t, key, { method: 'POST', path: '/v1/subscriptions', body: { entity: 'server:stopped', url: sink.url, level: 0.5 + k / 100 } });
-    assert.equal(r.code, 'ok', r.message);
-  }
-  // one more value: every subscription's state starts (scoring starts from a subscription's first ingest)
-  await ingest('server:stopped', [{ axis: 'cpu', i: HISTORY, value: y[HISTORY] }]);
+  const y = await heavyEntity('server:stopped', 41);
   await quiet();
   const { database } = t.service.ctx;
   const lastIndexes = async () =>

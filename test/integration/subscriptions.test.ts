@@ -300,5 +300,10 @@ describe('the limit', () => {
       assert.match(o.message, new RegExp(`the account has ${MAX_SUBSCRIPTIONS} subscriptions, the most allowed`));
     }
     assert.equal(await subscriptions.count(database.db, accountId), MAX_SUBSCRIPTIONS);
+    // gRPC the same
+    const g = await createGrpc(k, { entity: 'store:many', url: HOOK });
+    assert.equal(g.code, 'failed_precondition');
+    assert.match(g.message, new RegExp(`the account has ${MAX_SUBSCRIPTIONS} subscriptions, the most allowed`));
+    assert.equal(await subscriptions.count(database.db, accountId), MAX_SUBSCRIPTIONS);
   }, 120_000);
 });
