@@ -6,7 +6,7 @@
  * - the facade clamps the final distribution into the band (`clampToBand`), so no forecast the
  *   service returns has an interval wider than the band, whatever model was asked for.
  */
-import type { PredictiveDistribution, Series, StepDistribution } from './types';
+import type { PredictiveDistribution, Series, SeriesInfo, StepDistribution } from './types';
 
 /**
  * Band reach per step, in units of the series' mean absolute one-step change (`guardBand`).
@@ -176,4 +176,34 @@ export function clampToBand(pd: PredictiveDistribution, band: GuardBand): { dist
       samplePaths: (n: number, seed: number) => (tailsOnly ? pd.samplePaths(n, seed) : pd.samplePaths(n, seed).map((path) => path.map((v, k) => Math.min(hi(k), Math.max(lo(k), v))))),
     },
   };
+}
+
+/**
+ * The forecast censored to the series' own bounds [lo, hi] (`SeriesInfo.bounds`; either may be
+ * infinite) at every step: quantiles and sample paths clamped, the point forecast too, the
+ * probability beyond a bound put on the bound (`ClampedStep`). Unlike `clampToBand`, paths are
+ * clamped even when only the far tails reach out: a bound is a fact about the data, so no draw may
+ * cross it. `cut` counts the steps whose central 95% interval reached beyond a bound.
+ */
+export function censorToBounds(pd: PredictiveDistribution, lo: number, hi: number): { distribution: PredictiveDistribution; cut: number } {
+  let cut = 0;
+  for (const s of pd.steps) if (s.quantile(0.025) < lo || s.quantile(0.975) > hi) cut++;
+  const steps = pd.steps.map((s) => new ClampedStep(s, lo, hi));
+  return {
+    cut,
+    distribution: {
+      model: pd.model,
+      mean: Float64Array.from(steps, (s) => s.mean),
+      steps,
+      intervalMethod: pd.intervalMethod,
+      samplePaths: (n: number, seed: number) => pd.samplePaths(n, seed).map((path) => path.map((v) => Math.min(hi, Math.max(lo, v)))),
+    },
+  };
+}
+
+/** Bounds in words, for messages: `[0, 100]`, `≥ 0`, `≤ 50` (empty without either). */
+export function boundsText(b: NonNullable<SeriesInfo['bounds']>): string {
+  if (b.lower !== undefined && b.upper !== undefined) return `[${b.lower}, ${b.upper}]`;
+  if (b.lower !== undefined) return `≥ ${b.lower}`;
+  return b.upper !== undefined ? `≤ ${b.upper}` : '';
 }

@@ -16,7 +16,7 @@ import { applyCalibration, planCalibration, type CalibrationPlan } from './calib
 import { calibrationPrior } from './calibration/prior';
 import { InsufficientDataError, InvalidSeriesError } from './errors';
 import { toCountDistribution } from './distributions/count';
-import { clampToBand, guardBand } from './guard';
+import { boundsText, censorToBounds, clampToBand, guardBand } from './guard';
 import { widenSteps } from './distributions/widened-step';
 import { countFinite } from './math/stats';
 import { autoModelName, boundFamily, keepsOwnIntervals, resolveModel } from './registry';
@@ -110,6 +110,9 @@ function checkSeries(y: Series, info: SeriesInfo): Float64Array {
     if (info.kind === 'count' && !Number.isNaN(v) && (v < 0 || !Number.isInteger(v))) {
       throw new InvalidSeriesError(`y[${i}] is ${v}; count series need non-negative integers`);
     }
+    if (v < (info.bounds?.lower ?? -Infinity) || v > (info.bounds?.upper ?? Infinity)) {
+      throw new InvalidSeriesError(`y[${i}] is ${v}, outside the series' bounds ${boundsText(info.bounds!)}`);
+    }
     out[i - start] = v;
   }
   let largest = 0;
@@ -140,8 +143,18 @@ function checkInfo(info: SeriesInfo): SeriesInfo {
   if (info.kind !== undefined && info.kind !== 'continuous' && info.kind !== 'count') {
     throw new InvalidSeriesError(`kind must be "continuous" or "count", got ${JSON.stringify(info.kind)}`);
   }
+  if (info.bounds) {
+    const { lower, upper } = info.bounds;
+    for (const b of [lower, upper]) {
+      if (b === undefined) continue;
+      if (typeof b !== 'number' || !Number.isFinite(b)) throw new InvalidSeriesError(`bounds must be finite numbers, got ${String(b)}`);
+      if (info.kind === 'count' && !Number.isInteger(b)) throw new InvalidSeriesError(`the bounds of count data are whole numbers, got ${b}`);
+    }
+    if (lower !== undefined && upper !== undefined && !(lower < upper)) throw new InvalidSeriesError(`bounds: lower (${lower}) must be below upper (${upper})`);
+  }
   return info;
 }
+
 
 /**
  * The model `model` (default `auto`) stands for on `y` and the observations it needs: what
@@ -227,6 +240,12 @@ export function forecastSeries(y: Series, info: SeriesInfo, options: ForecastOpt
     if (atFloor >= 0) {
       warnings.push(`from step ${atFloor + 1} at least 97.5% of the forecast lies at or below 0, where it is censored: the model's trend carried beyond what ${have} observations, all above 0, can support`);
     }
+  }
+  // the series' own bounds (a utilisation's 0 and 100), whatever the guard: a statement about the data, not a heuristic
+  if (info.bounds && (info.bounds.lower !== undefined || info.bounds.upper !== undefined)) {
+    const bounded = censorToBounds(distribution, info.bounds.lower ?? -Infinity, info.bounds.upper ?? Infinity);
+    distribution = bounded.distribution;
+    if (bounded.cut > 0) warnings.push(`censored to the series' bounds ${boundsText(info.bounds)} at ${bounded.cut} of ${h} steps, where the 95% interval reached beyond them (the probability beyond a bound is put on the bound)`);
   }
   // count data: discretise (round, censor at 0) after calibration, so the integer law is what users get
   // (also counts beyond 2^53, forecast by continuous models: found by QA, quantiles of 1.0000000006 on a count axis)

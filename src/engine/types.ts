@@ -25,6 +25,12 @@ export interface SeriesInfo {
   readonly periods?: readonly number[];
   /** `count` data is non-negative and integer; distributions respect that. Default `continuous`. */
   readonly kind?: 'continuous' | 'count';
+  /**
+   * The values the series can take, either end optional (a utilisation in percent: 0 and 100):
+   * a series beyond them is refused, and forecasts are censored to them (`censorToBounds`).
+   * Whole numbers for `count` data; `lower` below `upper`.
+   */
+  readonly bounds?: { readonly lower?: number; readonly upper?: number };
 }
 
 /** The predictive distribution of one forecast step. */

@@ -60,7 +60,7 @@ function buildEntityMessage(e: EntityRecord): Entity {
     displayName: e.displayName,
     frequency: e.frequency,
     seasonLength: e.seasonLength,
-    axes: e.axes.map((a) => ({ name: a.name, unit: a.unit, kind: a.kind })),
+    axes: e.axes.map((a) => ({ name: a.name, unit: a.unit, kind: a.kind, lowerBound: a.lowerBound, upperBound: a.upperBound })),
     parents: [...e.parents],
     createTime: formatTime(e.createTime),
     updateTime: formatTime(e.updateTime),
@@ -94,7 +94,7 @@ export function entityService(deps: EntityServiceDeps): ServiceBinding {
 
   const rowContext = (e: EntityRecord): RowContext => ({
     frequency: e.frequency,
-    axes: new Map(e.axes.map((a) => [a.name, a.kind])),
+    axes: new Map(e.axes.map((a) => [a.name, a])),
   });
 
   /**
@@ -180,9 +180,16 @@ export function entityService(deps: EntityServiceDeps): ServiceBinding {
           }
           for (const [i, a] of axes.entries()) {
             const old = existing?.axes.find((x) => x.name === a.name);
-            if (old && old.kind !== a.kind && (await entities.hasObservations(trx, accountId, entity, a.name))) {
+            if (!old || (old.kind === a.kind && old.lowerBound === a.lowerBound && old.upperBound === a.upperBound)) continue;
+            if (!(await entities.hasObservations(trx, accountId, entity, a.name))) continue;
+            if (old.kind !== a.kind) {
               throw new ServiceError('failed_precondition', `axes[${i}].kind: cannot change axis ${a.name} from ${old.kind} to ${a.kind}: it has observations`, { field: `axes[${i}].kind` });
             }
+            // the bounds shaped every answer already given from its observations: a replay must meet the same ones
+            const field = old.lowerBound !== a.lowerBound ? 'lower_bound' : 'upper_bound';
+            const was = (b: number | undefined) => (b === undefined ? 'none' : String(b));
+            const [from, to] = field === 'lower_bound' ? [old.lowerBound, a.lowerBound] : [old.upperBound, a.upperBound];
+            throw new ServiceError('failed_precondition', `axes[${i}].${field}: cannot change axis ${a.name}'s ${field} from ${was(from)} to ${was(to)}: it has observations`, { field: `axes[${i}].${field}` });
           }
           const found = await entities.lock(trx, accountId, parents, 'share');
           for (const [i, p] of parents.entries()) {

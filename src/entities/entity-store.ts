@@ -9,7 +9,7 @@ import type { Frequency } from './frequency';
 import type { EntitiesTable } from '../store/schema';
 
 type EntityRow = EntitiesTable;
-type AxisRow = { name: string; unit: string; kind: string };
+type AxisRow = { name: string; unit: string; kind: string; lower_bound: number | null; upper_bound: number | null };
 type ParentRow = { child: string; parent: string };
 
 function groupBy<T>(items: readonly T[], key: (t: T) => string): Map<string, T[]> {
@@ -29,6 +29,9 @@ export interface AxisRecord {
   readonly name: string;
   readonly unit: string;
   readonly kind: AxisKind;
+  /** The axis's bounds (`Axis.lower_bound`, `upper_bound`); undefined when unset. */
+  readonly lowerBound?: number;
+  readonly upperBound?: number;
 }
 
 export interface EntityRecord {
@@ -70,7 +73,7 @@ export class EntityStore {
         .selectAll('e')
         .select((eb) => [
           jsonArrayFrom(
-            eb.selectFrom('axes as a').select(['a.name', 'a.unit', 'a.kind']).whereRef('a.account_id', '=', 'e.account_id').whereRef('a.entity', '=', 'e.entity').orderBy('a.name'),
+            eb.selectFrom('axes as a').select(['a.name', 'a.unit', 'a.kind', 'a.lower_bound', 'a.upper_bound']).whereRef('a.account_id', '=', 'e.account_id').whereRef('a.entity', '=', 'e.entity').orderBy('a.name'),
           ).as('axes'),
           jsonArrayFrom(
             eb
@@ -134,7 +137,7 @@ export class EntityStore {
     if (rows.length === 0) return [];
     const names = rows.map((r) => r.entity);
     const [axes, parents] = await Promise.all([
-      q.selectFrom('axes').select(['entity', 'name', 'unit', 'kind']).where('account_id', '=', accountId).where('entity', 'in', names).orderBy('entity').orderBy('name').execute(),
+      q.selectFrom('axes').select(['entity', 'name', 'unit', 'kind', 'lower_bound', 'upper_bound']).where('account_id', '=', accountId).where('entity', 'in', names).orderBy('entity').orderBy('name').execute(),
       withParents
         ? q.selectFrom('relations').select(['child', 'parent']).where('account_id', '=', accountId).where('child', 'in', names).where('kind', '=', 'contains').orderBy('child').orderBy('parent').execute()
         : Promise.resolve([]),
@@ -183,8 +186,8 @@ export class EntityStore {
     for (const a of axes) {
       await q
         .insertInto('axes')
-        .values({ account_id: accountId, entity, name: a.name, unit: a.unit, kind: a.kind })
-        .onConflict((oc) => oc.columns(['account_id', 'entity', 'name']).doUpdateSet({ unit: a.unit, kind: a.kind }))
+        .values({ account_id: accountId, entity, name: a.name, unit: a.unit, kind: a.kind, ...boundColumns(a) })
+        .onConflict((oc) => oc.columns(['account_id', 'entity', 'name']).doUpdateSet({ unit: a.unit, kind: a.kind, ...boundColumns(a) }))
         .execute();
     }
   }
@@ -288,14 +291,27 @@ function jsonRows<T>(value: unknown): T[] {
   return (typeof value === 'string' ? JSON.parse(value) : value ?? []) as T[];
 }
 
-function toRecord(row: EntityRow, axes: readonly { name: string; unit: string; kind: string }[], parents: readonly { parent: string }[]): EntityRecord {
+/** An axis's bounds as its row stores them (null: unset). */
+function boundColumns(a: AxisRecord): { lower_bound: number | null; upper_bound: number | null } {
+  return { lower_bound: a.lowerBound ?? null, upper_bound: a.upperBound ?? null };
+}
+
+/** An axis record from its row (bounds as numbers: PostgreSQL's JSON may print a double in exponent form, which Number reads alike). */
+function axisRecord(a: Omit<AxisRow, 'entity'>): AxisRecord {
+  const record: { -readonly [K in keyof AxisRecord]: AxisRecord[K] } = { name: a.name, unit: a.unit, kind: a.kind as AxisKind };
+  if (a.lower_bound !== null && a.lower_bound !== undefined) record.lowerBound = Number(a.lower_bound);
+  if (a.upper_bound !== null && a.upper_bound !== undefined) record.upperBound = Number(a.upper_bound);
+  return record;
+}
+
+function toRecord(row: EntityRow, axes: readonly AxisRow[], parents: readonly { parent: string }[]): EntityRecord {
   return {
     entity: row.entity,
     type: row.type,
     displayName: row.display_name,
     frequency: row.frequency as Frequency,
     seasonLength: Number(row.season_length),
-    axes: axes.map((a) => ({ name: a.name, unit: a.unit, kind: a.kind as AxisKind })),
+    axes: axes.map(axisRecord),
     parents: parents.map((p) => p.parent),
     createTime: Number(row.create_time),
     updateTime: Number(row.update_time),

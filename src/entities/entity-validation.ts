@@ -4,6 +4,7 @@ import { invalidArgument, quote } from '../rpc/errors';
 import { checkAxisName, parseEntityId } from './entity-id';
 import type { AxisKind, AxisRecord } from './entity-store';
 import { gridOf, indexOf, parseTime, type Frequency } from './frequency';
+import { boundsText } from '../engine/guard';
 
 /** Most axes per entity, and per request (API.md: axes ≤ 32). */
 export const MAX_AXES = 32;
@@ -26,9 +27,35 @@ export function checkAxes(axes: readonly Axis[]): AxisRecord[] {
     if (a.unit.length > 32) throw invalidArgument(`axes[${i}].unit`, 'at most 32 characters');
     const kind = (a.kind || 'continuous') as AxisKind;
     if (kind !== 'continuous' && kind !== 'count') throw invalidArgument(`axes[${i}].kind`, `${quote(a.kind)} is not one of continuous, count`);
-    return { name: a.name, unit: a.unit, kind };
+    const lowerBound = checkBound(a.lowerBound, kind, `axes[${i}].lower_bound`);
+    const upperBound = checkBound(a.upperBound, kind, `axes[${i}].upper_bound`);
+    if (lowerBound !== undefined && upperBound !== undefined && !(lowerBound < upperBound)) {
+      throw invalidArgument(`axes[${i}].upper_bound`, `must be above lower_bound (${lowerBound}), got ${upperBound}`);
+    }
+    if (kind === 'count' && upperBound !== undefined && upperBound <= 0) {
+      throw invalidArgument(`axes[${i}].upper_bound`, `a count axis's values are at least 0: an upper bound must be above 0, got ${upperBound}`);
+    }
+    return { name: a.name, unit: a.unit, kind, ...(lowerBound === undefined ? {} : { lowerBound }), ...(upperBound === undefined ? {} : { upperBound }) };
   });
 }
+
+/**
+ * Largest magnitude of a bound: the engine forecasts values up to 1e100 in magnitude
+ * (`MAX_MAGNITUDE`), so a bound beyond could never bind.
+ */
+export const MAX_BOUND = 1e100;
+
+/** One bound of an axis (`Axis.lower_bound`, `upper_bound`): unset, or finite, within ±`MAX_BOUND`, whole on a count axis. */
+function checkBound(value: number | undefined, kind: AxisKind, field: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (!Number.isFinite(value)) throw invalidArgument(field, `must be a finite number, got ${value}`);
+  if (Math.abs(value) > MAX_BOUND) throw invalidArgument(field, `must lie within ±${MAX_BOUND}, got ${value}`);
+  if (kind === 'count' && !Number.isInteger(value)) throw invalidArgument(field, `a count axis's bounds are whole numbers, got ${value}`);
+  // -0 as 0: the same bound, one way to store and print it
+  return value + 0;
+}
+
+
 
 /** Parents of a CreateEntity request: valid, unique, not the entity itself. */
 export function checkParents(parents: readonly string[], self: string): string[] {
@@ -46,13 +73,16 @@ export function checkParents(parents: readonly string[], self: string): string[]
 /** What a row check needs to know about its entity. */
 export interface RowContext {
   readonly frequency: Frequency;
-  readonly axes: ReadonlyMap<string, AxisKind>;
+  readonly axes: ReadonlyMap<string, Pick<AxisRecord, 'kind' | 'lowerBound' | 'upperBound'>>;
 }
 
 /** True when rows checked against `a` need no second look under `b`. */
 export function sameRowContext(a: RowContext, b: RowContext): boolean {
   if (a.frequency !== b.frequency || a.axes.size !== b.axes.size) return false;
-  for (const [name, kind] of a.axes) if (b.axes.get(name) !== kind) return false;
+  for (const [name, x] of a.axes) {
+    const y = b.axes.get(name);
+    if (!y || y.kind !== x.kind || y.lowerBound !== x.lowerBound || y.upperBound !== x.upperBound) return false;
+  }
   return true;
 }
 
@@ -70,9 +100,10 @@ export function checkRows(
 ): { axis: string; time: number; value: number }[] {
   return rows.map((o, i) => {
     const at = `${field}[${i}]`;
-    const kind = ctx.axes.get(o.axis);
+    const axis = ctx.axes.get(o.axis);
     if (!o.axis) throw invalidArgument(`${at}.axis`, 'is required');
-    if (kind === undefined) throw invalidArgument(`${at}.axis`, `entity ${entity} has no axis ${quote(o.axis)}`);
+    if (axis === undefined) throw invalidArgument(`${at}.axis`, `entity ${entity} has no axis ${quote(o.axis)}`);
+    const { kind, lowerBound, upperBound } = axis;
     if (!o.time) throw invalidArgument(`${at}.time`, 'is required');
     const time = parseTime(o.time, `${at}.time`);
     if (time < MIN_OBSERVATION_TIME || time >= END_OBSERVATION_TIME) {
@@ -84,6 +115,9 @@ export function checkRows(
     if (!Number.isFinite(o.value)) throw invalidArgument(`${at}.value`, `must be a finite number, got ${o.value}`);
     if (kind === 'count' && (o.value < 0 || !Number.isInteger(o.value))) {
       throw invalidArgument(`${at}.value`, `axis ${o.axis} counts: values must be non-negative integers, got ${o.value}`);
+    }
+    if ((lowerBound !== undefined && o.value < lowerBound) || (upperBound !== undefined && o.value > upperBound)) {
+      throw invalidArgument(`${at}.value`, `axis ${o.axis} takes values ${boundsText({ lower: lowerBound, upper: upperBound })}, got ${o.value}`);
     }
     if (o.revision && o.revision !== '0') throw invalidArgument(`${at}.revision`, 'is output only');
     const key = `${entity}\u0000${o.axis}\u0000${time}`;

@@ -18,6 +18,8 @@ import type { EngineIdentity } from '../manifests/manifest-builder';
 import type { ManifestStore } from '../manifests/manifest-store';
 import { assembleForecast, forecastAxes } from '../oracle/axis-forecast';
 import type { ForecastPool } from '../oracle/forecast-pool';
+import { boundsOf, withBounds } from '../oracle/engine-info';
+import { boundsText } from '../engine/guard';
 import type { LoadedSeries, SeriesLoader } from '../oracle/series-loader';
 import { NotFoundError, ServiceError } from '../rpc/errors';
 import { differences } from './differences';
@@ -47,8 +49,15 @@ async function readInput(deps: ForensicsDeps, accountId: string, input: Manifest
   if (!entity) throw gone(input.entity, input.axis, 'entity', `entity ${input.entity}, read by this query, has been deleted: the data the query used is gone`);
   const axis = entity.axes.find((a) => a.name === input.axis);
   if (!axis) throw gone(input.entity, input.axis, 'axis', `axis ${input.axis} of ${input.entity}, read by this query, has been deleted`);
-  if (entity.frequency !== input.frequency || axis.kind !== input.kind) {
-    throw gone(input.entity, input.axis, 'entity', `entity ${input.entity} was deleted and re-created (now ${entity.frequency} ${axis.kind}, the query read ${input.frequency} ${input.kind}): the data the query used is gone`);
+  // bounds cannot change while an axis has data: other bounds mean another incarnation of the entity
+  if (entity.frequency !== input.frequency || axis.kind !== input.kind || axis.lowerBound !== input.lowerBound || axis.upperBound !== input.upperBound) {
+    const shape = (frequency: string, kind: string, lower?: number, upper?: number) => `${frequency} ${kind}${lower === undefined && upper === undefined ? '' : ` ${boundsText({ lower, upper })}`}`;
+    throw gone(
+      input.entity,
+      input.axis,
+      'entity',
+      `entity ${input.entity} was deleted and re-created (now ${shape(entity.frequency, axis.kind, axis.lowerBound, axis.upperBound)}, the query read ${shape(input.frequency, input.kind, input.lowerBound, input.upperBound)}): the data the query used is gone`,
+    );
   }
   const series = await deps.series.load(accountId, entity, axis, revision);
   if (series.digest !== input.seriesDigest) {
@@ -65,7 +74,8 @@ async function replayDepth0(deps: ForensicsDeps, accountId: string, manifest: Ma
       const model: ManifestModel | undefined = manifest.models[i];
       if (!model || model.entity !== input.entity || model.axis !== input.axis) throw new Error(`manifest ${manifest.queryId}: models do not match inputs at ${input.entity}/${input.axis}`);
       const { entity, axis, series } = await readInput(deps, accountId, input, revision);
-      return { entity, axis, series, info: { period: model.seasonLength, periods: [...model.seasonalPeriods], kind: input.kind as AxisKind }, model: model.spec, seed: model.seed };
+      const info = withBounds({ period: model.seasonLength, periods: [...model.seasonalPeriods], kind: input.kind as AxisKind }, input);
+      return { entity, axis, series, info, model: model.spec, seed: model.seed };
     }),
   );
   const spec = { horizon: request.horizon, thresholds: request.thresholds.length > 0 ? request.thresholds : undefined, levels: request.quantiles };
@@ -82,7 +92,7 @@ async function replayDepth(deps: ForensicsDeps, accountId: string, manifest: Man
   for (const input of manifest.inputs) await readInput(deps, accountId, input, revision);
   const root = await deps.entities.get(accountId, request.entity);
   if (!root) throw gone(request.entity, request.axes[0] ?? '', 'entity', `entity ${request.entity}, the queried entity, has been deleted`);
-  const specs = new Map(manifest.models.map((m) => [`${m.entity}\u0000${m.axis}`, m.spec]));
+  const specs = new Map(manifest.models.map((m) => [`${m.entity}\u0000${m.axis}`, m]));
   const result = await deps.depthQueries.run({
     accountId,
     root,
@@ -93,7 +103,13 @@ async function replayDepth(deps: ForensicsDeps, accountId: string, manifest: Man
     levels: request.quantiles,
     method: request.reconciliation as ReconcileMethod,
     asOf: revision,
-    replay: { specOf: (entity, axis) => specs.get(`${entity}\u0000${axis}`) },
+    replay: {
+      specOf: (entity, axis) => specs.get(`${entity}\u0000${axis}`)?.spec,
+      boundsOf: (entity, axis) => {
+        const m = specs.get(`${entity}\u0000${axis}`);
+        return m ? boundsOf(m) : undefined;
+      },
+    },
     signal,
   });
   if (!result) return undefined;

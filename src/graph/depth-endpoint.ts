@@ -41,8 +41,8 @@ export interface DepthEndpointDeps extends QueryRecorderDeps {
 /** The manifest's inputs (every own series read) and models (every node forecast) of a depth query. */
 export function depthManifestEntries(result: DepthResult, frequency: string) {
   return {
-    inputs: result.inputs.map((i) => manifestInput(i.entity, i.axis, i.kind, frequency, i.series)),
-    models: result.models.map((m) => manifestModel(m.entity, m.axis, m.result, m.seed, m.info, m.seriesDigest, m.aggregated)),
+    inputs: result.inputs.map((i) => manifestInput(i.entity, i.axis, frequency, i.series)),
+    models: result.models.map((m) => manifestModel(m.entity, m.axis, m.result, m.seed, m.info, m.seriesDigest, m.aggregated, m.bounds)),
   };
 }
 

@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import type { Forecast } from '../../gen/forecast/v1/oracle_service.pb';
 import { formatTime } from '../clock';
-import type { EntityRecord, EntityStore } from '../entities/entity-store';
+import type { AxisRecord, EntityRecord, EntityStore } from '../entities/entity-store';
 import { timeOf } from '../entities/frequency';
 import { DEFAULT_DRAWS, ORIGIN_DRAWS, type ReconcileMethod } from '../engine/reconcile/index';
 import { floorsAtZero } from '../engine/guard';
@@ -18,7 +18,7 @@ import type { SeriesInfo } from '../engine/types';
 import type { ForecastJobResult } from '../oracle/forecast-job';
 import type { ForecastPool } from '../oracle/forecast-pool';
 import type { LoadedSeries, SeriesLoader } from '../oracle/series-loader';
-import { seasonalInfo, seedOf } from '../oracle/engine-info';
+import { axisInfo, boundsOf, seasonalInfo, seedOf, type AxisShape } from '../oracle/engine-info';
 import { ServiceError } from '../rpc/errors';
 import { SharedRuns } from '../shared-runs';
 import { loadHierarchy, type Hierarchy } from './hierarchy-graph';
@@ -49,7 +49,11 @@ export interface DepthQuery {
    * Forensics: fit every node afresh (no fit or answer cache is read or written) with the
    * model specification recorded for its (entity, axis), `auto` where none is.
    */
-  readonly replay?: { readonly specOf: (entity: string, axis: string) => string | undefined };
+  readonly replay?: {
+    readonly specOf: (entity: string, axis: string) => string | undefined;
+    /** The bounds recorded for the node (a node without data of its own may have had others then). */
+    readonly boundsOf: (entity: string, axis: string) => AxisBounds;
+  };
   /**
    * Aborted when the answer is no longer wanted (the caller went away, its deadline passed): fits
    * not yet started are dropped and a reconciliation running is stopped (`ThreadRpc`).
@@ -60,8 +64,8 @@ export interface DepthQuery {
 /** A series a depth query read: one entity's own observations of one axis. */
 export interface DepthInput {
   readonly entity: string;
-  readonly axis: string;
-  readonly kind: string;
+  /** The entity's own axis (name, kind, bounds). */
+  readonly axis: AxisRecord;
   readonly series: LoadedSeries;
 }
 
@@ -74,8 +78,10 @@ export interface DepthModel {
   readonly aggregated: boolean;
   readonly result: ForecastJobResult;
   readonly seed: number;
-  /** Seasonal periods and kind the node's model was given. */
+  /** Seasonal periods, kind and bounds the node's model was given. */
   readonly info: SeriesInfo;
+  /** The bounds its reconciled forecast was censored to (`nodeBounds`). */
+  readonly bounds: SeriesInfo['bounds'];
 }
 
 /** The answer of a depth query. */
@@ -172,7 +178,8 @@ export class DepthQueries {
           t: q.thresholds ?? null,
           l: q.levels,
           // the warnings too: an entity left out (no data) changes them, not the nodes
-          a: axes.map((a) => [a.axis, a.kind, a.nodes.map((n) => [n.entity, n.level, n.own, n.series.digest, n.leaves, n.bottom]), a.warnings]),
+          // and each node's bounds: a node without data of its own may change them
+          a: axes.map((a) => [a.axis, a.kind, a.nodes.map((n) => [n.entity, n.level, n.own, n.series.digest, n.leaves, n.bottom, nodeBounds(hierarchy, q, a.axis, n.entity) ?? null]), a.warnings]),
         }),
       )
       .digest('hex');
@@ -207,7 +214,7 @@ export class DepthQueries {
           return { ok: false as const, reason: `its data end ${steps - q.horizon} steps before the others'; at most ${MAX_NODE_HORIZON} steps are forecast` };
         }
         const replay = q.replay ? { fresh: true, model: q.replay.specOf(n.entity, a.axis) ?? NODE_MODEL } : {};
-        return runNodeJob(this.deps.pool, nodeJob(hierarchy.records.get(n.entity)!, a.kind, n.series, steps, { levels: [], detail: { draws: DEFAULT_DRAWS, originDraws: ORIGIN_DRAWS }, ...replay }), { owner: q.accountId, signal });
+        return runNodeJob(this.deps.pool, nodeJob(hierarchy.records.get(n.entity)!, fittedShape(hierarchy, q, a, n), n.series, steps, { levels: [], detail: { draws: DEFAULT_DRAWS, originDraws: ORIGIN_DRAWS }, ...replay }), { owner: q.accountId, signal });
       }),
     );
     const rootOutcome = outcomes[0];
@@ -232,7 +239,8 @@ export class DepthQueries {
       nonNegativeLeaves: [...new Set(nodes.flatMap((n) => n.leaves))].filter((l) => floorsAtZero(a.inputs.get(l)!.values)),
       nodes: kept.map((k, i) => {
         const d = k.result.detail!;
-        return { leaves: nodes[i].leaves, bottom: nodes[i].bottom, start: k.node.series.firstIndex, mean: d.mean, grid: d.grid, residuals: d.residuals, origins: d.origins };
+        const bounds = nodeBounds(hierarchy, q, a.axis, k.node.entity);
+        return { entity: k.node.entity, leaves: nodes[i].leaves, bottom: nodes[i].bottom, start: k.node.series.firstIndex, mean: d.mean, grid: d.grid, residuals: d.residuals, origins: d.origins, bounds };
       }),
       report: report ? { levels: q.levels, thresholds: kept.map((_, i) => (i === 0 ? q.thresholds : undefined)) } : undefined,
     }, { owner: q.accountId, signal });
@@ -284,7 +292,7 @@ export class DepthQueries {
         return k < 0 ? [] : o.results[k].warnings.map((w) => `${o.hierarchy.axis}: ${w}`);
       });
     const descendants = used.map((entity) => ({ entity, level: hierarchy.level.get(entity)!, forecast: forecastOf(entity, ownWarnings(entity)) }));
-    const inputs = outcomes.flatMap((o) => [...o.hierarchy.inputs].map(([entity, series]) => ({ entity, axis: o.hierarchy.axis, kind: o.hierarchy.kind, series })));
+    const inputs = outcomes.flatMap((o) => [...o.hierarchy.inputs].map(([entity, series]) => ({ entity, axis: ownAxis(hierarchy, entity, o.hierarchy.axis)!, series })));
     const models = outcomes.flatMap((o) =>
       // without the reconciliation detail (large arrays): the record needs the model, not its draws
       o.nodes.map((n, k) => ({
@@ -294,9 +302,39 @@ export class DepthQueries {
         aggregated: !n.own,
         result: { ...o.results[k], detail: undefined },
         seed: o.seeds[k],
-        info: { ...seasonalInfo(hierarchy.records.get(n.entity)!), kind: o.hierarchy.kind },
+        info: axisInfo(hierarchy.records.get(n.entity)!, fittedShape(hierarchy, q, o.hierarchy, n)),
+        bounds: nodeBounds(hierarchy, q, o.hierarchy.axis, n.entity),
       })),
     );
     return { forecast, descendants, method: first.reconciled.method, inputs, models };
   }
+}
+
+/** Axis `name` of `entity` as the entity defines it (undefined: it has none, its node is a sum). */
+function ownAxis(hierarchy: Hierarchy, entity: string, name: string): AxisRecord | undefined {
+  return hierarchy.records.get(entity)!.axes.find((a) => a.name === name);
+}
+
+/** An axis's bounds, as the engine takes them (undefined: none). */
+type AxisBounds = SeriesInfo['bounds'];
+
+/**
+ * The bounds node `entity`'s answer is censored to: its axis's, or in a replay those recorded
+ * (a node without data of its own may have changed them since; one with data cannot).
+ */
+function nodeBounds(hierarchy: Hierarchy, q: Pick<DepthQuery, 'replay'>, axis: string, entity: string): AxisBounds {
+  if (q.replay) return q.replay.boundsOf(entity, axis);
+  const own = ownAxis(hierarchy, entity, axis);
+  return own ? boundsOf(own) : undefined;
+}
+
+/**
+ * What a node's model is told of its axis: its kind, and its bounds (`nodeBounds`) when the node
+ * is forecast from its own data; the kind alone when it is forecast from the sum of its leaves,
+ * which its bounds do not describe (a sum of shares is no share; its reconciled forecast is still
+ * censored to them, `censorToNodeBounds`).
+ */
+function fittedShape(hierarchy: Hierarchy, q: Pick<DepthQuery, 'replay'>, a: Pick<AxisHierarchy, 'axis' | 'kind'>, node: { readonly entity: string; readonly own: boolean }): AxisShape {
+  const bounds = node.own ? nodeBounds(hierarchy, q, a.axis, node.entity) : undefined;
+  return { kind: a.kind, lowerBound: bounds?.lower, upperBound: bounds?.upper };
 }

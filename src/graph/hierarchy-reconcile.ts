@@ -9,6 +9,8 @@
  */
 import { atomsWhere, buildStructure, drawsStep, errorRows, reconcile, sampleCrps, type ReconcileMethod } from '../engine/reconcile/index';
 import type { OriginDetail } from './node-detail';
+import type { SeriesInfo } from '../engine/types';
+import { boundsText } from '../engine/guard';
 import { summariseStep, type StepSummary } from '../oracle/summary';
 
 /** One node's base forecast and errors, as the reconcile worker receives them. */
@@ -22,6 +24,10 @@ export interface ReconcileNode {
   readonly grid: Float64Array;
   readonly residuals: Float64Array;
   readonly origins: readonly OriginDetail[];
+  /** The node's axis's bounds, where it has any: its reconciled draws are censored to them. */
+  readonly bounds?: SeriesInfo['bounds'];
+  /** The node's entity (for warnings). */
+  readonly entity: string;
 }
 
 /** One axis to reconcile. */
@@ -78,9 +84,14 @@ export function reconcileAxis(input: AxisReconcileInput): AxisReconcileOutput {
   ];
   const floored = new Set(input.nonNegativeLeaves);
   const nonNegative = atomsWhere(structure, (leaf) => floored.has(leaf as string));
-  const out = reconcile({ structure, method: input.method, errors, steps, kind, nonNegative, seed: input.seed });
+  const out = reconcile({ structure, method: input.method, errors, steps, kind, nonNegative, bounds: nodes.map((n) => n.bounds), seed: input.seed });
   const [now, ...past] = out.steps;
   const result = { method: out.method, lambda: out.lambda, errorSource: out.errorSource, warnings: [...out.warnings], means: Array.from(now.means) };
+  out.censored.forEach((moved, i) => {
+    if (moved === 0) return;
+    const draws = now.draws[i].length;
+    result.warnings.push(`${nodes[i].entity}'s reconciled forecast was censored to its bounds ${boundsText(nodes[i].bounds!)} in ${moved} of ${draws} joint draws: there it no longer adds up exactly with the nodes above and beneath it`);
+  });
   if (!input.report) return result;
   const { levels, thresholds } = input.report;
   const summaries = nodes.map((_, i) => summariseStep(drawsStep(now.draws[i], now.means[i], kind), now.means[i], thresholds[i], levels, kind));

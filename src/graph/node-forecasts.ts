@@ -52,7 +52,8 @@ export function nodeForecaster(deps: NodeForecastDeps): NodeForecaster {
               continue;
             }
             let series = await deps.series.load(accountId, record, axis, asOf, signal);
-            if (series.nobs === 0) {
+            const own = series.nobs > 0;
+            if (!own) {
               // no data of its own: the sum of its leaves, as a hierarchy would forecast it
               try {
                 const hierarchy = await loadHierarchy(deps.entities, deps.relations, accountId, record, signal);
@@ -68,8 +69,9 @@ export function nodeForecaster(deps: NodeForecastDeps): NodeForecaster {
               warnings.push(`${name}: ${entity} has no observations, and no leaf beneath it has any`);
               continue;
             }
-            const outcome = await runNodeJob(deps.pool, nodeJob(record, axis.kind, series, horizon, { levels: [] }), { owner: accountId, signal });
-            if (outcome.ok) axesResolved[name] = outcome.result.summary.mean;
+            const outcome = await runNodeJob(deps.pool, nodeJob(record, own ? axis : { kind: axis.kind }, series, horizon, { levels: [] }), { owner: accountId, signal });
+            // a sum's forecast is fitted without the node's bounds (they describe its own data), then held to them
+            if (outcome.ok) axesResolved[name] = Math.min(axis.upperBound ?? Infinity, Math.max(axis.lowerBound ?? -Infinity, outcome.result.summary.mean));
             else warnings.push(`${name}: ${outcome.reason}`);
           }
           out.set(entity, { axesResolved, warnings });

@@ -1,13 +1,13 @@
 /**
  * Forecast jobs for the nodes of a graph query, built exactly as the oracle builds a depth-0
- * job (same fit key: series digest, model, horizon, seed, periods, kind), so the worker's fit
+ * job (same fit key, `fitKeyOf`: series digest, model, horizon, seed, periods, kind, bounds), so the worker's fit
  * cache serves both: a depth query after depth-0 queries of its nodes refits nothing, and the
  * other way round.
  */
-import type { AxisKind, EntityRecord } from '../entities/entity-store';
+import type { EntityRecord } from '../entities/entity-store';
 import type { ForecastJob, ForecastJobResult } from '../oracle/forecast-job';
 import { ForecastJobFailed, type ForecastPool, type RunOptions } from '../oracle/forecast-pool';
-import { seasonalInfo, seedOf } from '../oracle/engine-info';
+import { axisInfo, fitKeyOf, seedOf, type AxisShape } from '../oracle/engine-info';
 import type { LoadedSeries } from '../oracle/series-loader';
 
 /** The model the service fits: the engine's automatic selection. */
@@ -16,15 +16,16 @@ export const NODE_MODEL = 'auto';
 /** The job forecasting `series` of `entity` `horizon` steps ahead. */
 export function nodeJob(
   entity: EntityRecord,
-  kind: AxisKind,
+  /** The axis's kind, and its bounds where the series is the entity's own data (not a sum of its leaves). */
+  axis: AxisShape,
   series: LoadedSeries,
   horizon: number,
   /** What to report; `fresh` and `model` (forensics) fit anew with a recorded specification. */
   report: Pick<ForecastJob, 'thresholds' | 'levels' | 'detail' | 'fresh'> & { readonly model?: string },
 ): ForecastJob {
-  const info = { ...seasonalInfo(entity), kind };
+  const info = axisInfo(entity, axis);
   const seed = seedOf(series.digest);
-  const fitKey = `${series.digest}|${NODE_MODEL}|h${horizon}|s${seed}|p${info.period}|${(info.periods ?? []).join(',')}|${kind}`;
+  const fitKey = fitKeyOf(series.digest, NODE_MODEL, horizon, seed, info);
   return { fitKey, series: series.values, info, horizon, seed, model: NODE_MODEL, ...report };
 }
 

@@ -9,6 +9,7 @@ import { formatTime } from '../clock';
 import type { Params, SeriesInfo } from '../engine/types';
 import type { ForecastJobResult } from '../oracle/forecast-job';
 import type { LoadedSeries } from '../oracle/series-loader';
+import type { AxisRecord } from '../entities/entity-store';
 
 /** Version of the manifest format written now. */
 export const MANIFEST_VERSION = 1;
@@ -52,11 +53,13 @@ export function paramsJson(value: Params[string] | Params | undefined): JsonPara
 }
 
 /** The manifest entry of a series read: `frequency` is its entity's. */
-export function manifestInput(entity: string, axis: string, kind: string, frequency: string, series: LoadedSeries): ManifestInput {
+export function manifestInput(entity: string, axis: Pick<AxisRecord, 'name' | 'kind' | 'lowerBound' | 'upperBound'>, frequency: string, series: LoadedSeries): ManifestInput {
   return {
     entity,
-    axis,
-    kind,
+    axis: axis.name,
+    kind: axis.kind,
+    lowerBound: axis.lowerBound,
+    upperBound: axis.upperBound,
     frequency,
     observations: series.nobs,
     firstTime: series.firstTime === undefined ? '' : formatTime(series.firstTime),
@@ -66,7 +69,17 @@ export function manifestInput(entity: string, axis: string, kind: string, freque
 }
 
 /** The manifest entry of a model fitted to the series with digest `seriesDigest` (`aggregated`: a sum of leaves). */
-export function manifestModel(entity: string, axis: string, result: ForecastJobResult, seed: number, info: SeriesInfo, seriesDigest: string, aggregated = false): ManifestModel {
+export function manifestModel(
+  entity: string,
+  axis: string,
+  result: ForecastJobResult,
+  seed: number,
+  info: SeriesInfo,
+  seriesDigest: string,
+  aggregated = false,
+  /** The bounds the node's answer was censored to (default: those the model was fitted with). */
+  bounds = info.bounds,
+): ManifestModel {
   return {
     entity,
     axis,
@@ -80,6 +93,8 @@ export function manifestModel(entity: string, axis: string, result: ForecastJobR
     warnings: [...result.warnings],
     seriesDigest,
     aggregated,
+    lowerBound: bounds?.lower,
+    upperBound: bounds?.upper,
   };
 }
 

@@ -13,6 +13,7 @@ import { ServiceError } from '../rpc/errors';
 import type { ForecastJobResult } from './forecast-job';
 import { ForecastJobFailed, type ForecastPool, type RunOptions } from './forecast-pool';
 import type { LoadedSeries } from './series-loader';
+import { fitKeyOf } from './engine-info';
 
 /** One series to forecast: its data and the model specification to fit. */
 export interface AxisPlan {
@@ -67,7 +68,7 @@ export function forecastAxes(pool: ForecastPool, plans: readonly AxisPlan[], spe
   return Promise.all(
     plans.map(async (plan, i) => {
       const { info, series } = plan;
-      const fitKey = `${series.digest}|${plan.model}|h${spec.horizon}|s${plan.seed}|p${info.period}|${(info.periods ?? []).join(',')}|${info.kind}`;
+      const fitKey = fitKeyOf(series.digest, plan.model, spec.horizon, plan.seed, info);
       try {
         const result = await pool.run({
           fitKey,

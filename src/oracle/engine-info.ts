@@ -1,5 +1,5 @@
 /** Facts the oracle derives from an entity for the engine, and the engine's identity for audits. */
-import type { EntityRecord } from '../entities/entity-store';
+import type { AxisRecord, EntityRecord } from '../entities/entity-store';
 import type { SeriesInfo } from '../engine/types';
 
 /**
@@ -102,8 +102,11 @@ import type { SeriesInfo } from '../engine/types';
  * (a pool of three TSBs said "no demand observed" three times). One of the 1,973 web-traffic windows
  * the daily prior was fitted on now takes the route: the prior refitted on the other 1,972 (web
  * traffic MSIS 9.3691 → 9.3694, coverage 93.49% → 93.47%, SPL −0.01%; every table figure unchanged).
+ * 1.17.0: an axis's bounds (`Axis.lower_bound`, `upper_bound`) censor its forecasts
+ * (`SeriesInfo.bounds`, `censorToBounds`; reconciled draws: `censorToNodeBounds`); output for
+ * unbounded axes unchanged.
  */
-export const ENGINE_INFO = { name: 'forecast-engine', version: '1.16.1', runtime: `node ${process.versions.node}` } as const;
+export const ENGINE_INFO = { name: 'forecast-engine', version: '1.17.0', runtime: `node ${process.versions.node}` } as const;
 
 /**
  * Seasonal periods for an entity: its season length first, plus the longer cycle its frequency
@@ -129,6 +132,39 @@ export function seasonalInfo(entity: EntityRecord): SeriesInfo {
   const extra = longer[entity.frequency];
   if (extra && extra > period) periods.add(extra);
   return { period, periods: [...periods].sort((a, b) => a - b) };
+}
+
+/** What an axis's forecast depends on besides the data: its kind and bounds. */
+export type AxisShape = Pick<AxisRecord, 'kind' | 'lowerBound' | 'upperBound'>;
+
+/** What the engine is told about axis `axis` of `entity`: its seasons (`seasonalInfo`), kind and bounds. */
+export function axisInfo(entity: EntityRecord, axis: AxisShape): SeriesInfo {
+  return withBounds({ ...seasonalInfo(entity), kind: axis.kind }, axis);
+}
+
+/** Bounds as records and manifests spell them (`lowerBound`, `upperBound`; undefined when unset). */
+type BoundFields = { readonly lowerBound?: number; readonly upperBound?: number };
+
+/** The bounds of `axis` (an axis record, a manifest input or model) as the engine takes them; undefined without any. */
+export function boundsOf(axis: BoundFields): SeriesInfo['bounds'] {
+  if (axis.lowerBound === undefined && axis.upperBound === undefined) return undefined;
+  return { ...(axis.lowerBound === undefined ? {} : { lower: axis.lowerBound }), ...(axis.upperBound === undefined ? {} : { upper: axis.upperBound }) };
+}
+
+/** `info` with the bounds of `axis`, if it has any. */
+export function withBounds(info: SeriesInfo, axis: BoundFields): SeriesInfo {
+  const bounds = boundsOf(axis);
+  return bounds ? { ...info, bounds } : info;
+}
+
+/**
+ * The key of a fit in the workers' caches: everything its result depends on (the series by its
+ * digest, the model, horizon, seed, seasons, kind and bounds), one spelling for every caller so a
+ * depth query and depth-0 queries of its nodes share fits.
+ */
+export function fitKeyOf(digest: string, model: string, horizon: number, seed: number, info: SeriesInfo): string {
+  const bounds = info.bounds ? `|b${info.bounds.lower ?? ''},${info.bounds.upper ?? ''}` : '';
+  return `${digest}|${model}|h${horizon}|s${seed}|p${info.period}|${(info.periods ?? []).join(',')}|${info.kind}${bounds}`;
 }
 
 /** The seed of a series' sample paths: from its digest, so the same data gives the same forecast. */

@@ -20,7 +20,7 @@ import { bindService, type ServiceBinding } from '../rpc/registry';
 import { assembleForecast, forecastAxes } from './axis-forecast';
 import type { ForecastPool } from './forecast-pool';
 import type { QueryStore } from './query-store';
-import { seasonalInfo, seedOf } from './engine-info';
+import { axisInfo, seedOf } from './engine-info';
 import type { SeriesLoader } from './series-loader';
 import { DEFAULT_QUANTILE_LEVELS } from './summary';
 import { answerDepthQuery, checkReconciliation, type CheckedDepthRequest } from '../graph/depth-endpoint';
@@ -127,12 +127,11 @@ export function oracleService(deps: OracleDeps): ServiceBinding {
           if (answer) return answer;
           // it contains nothing: the depth-0 answer (below), with the depth asked and nothing reconciled
         }
-        const info = seasonalInfo(entity);
         const plans = await Promise.all(
           axes.map(async (name) => {
             const axis = entity.axes.find((a) => a.name === name)!;
             const series = await deps.series.load(accountId, entity, axis, asOf, ctx.signal);
-            return { entity, axis, series, info: { ...info, kind: axis.kind }, model: SERVICE_MODEL, seed: seedOf(series.digest) };
+            return { entity, axis, series, info: axisInfo(entity, axis), model: SERVICE_MODEL, seed: seedOf(series.digest) };
           }),
         );
         const spec = { horizon: checked.horizon, thresholds: checked.thresholds, levels: checked.levels };
@@ -151,7 +150,7 @@ export function oracleService(deps: OracleDeps): ServiceBinding {
           createTime: ctx.clock.now(),
           dataRevision: asOf,
           request: manifestRequest(req, checked, axes),
-          inputs: outcomes.map((o) => manifestInput(entity.entity, o.axis.name, o.axis.kind, entity.frequency, o.series)),
+          inputs: outcomes.map((o) => manifestInput(entity.entity, o.axis, entity.frequency, o.series)),
           models: outcomes.map((o) => manifestModel(entity.entity, o.axis.name, o.result, o.seed, o.info, o.series.digest)),
           response: { queryId: newId('q', ctx.clock), forecast, dataAsOf: String(asOf), entity: entity.entity, depth: checked.depth, descendants: [], reconciliation: '', manifest: undefined },
         });

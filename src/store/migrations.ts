@@ -391,6 +391,13 @@ export function migrations(dialect: DialectName): Record<string, Migration> {
         await db.schema.createIndex('drift_outbox_entity').on('drift_outbox').columns(['account_id', 'entity', 'id']).execute();
       },
     },
+    '0014_axis_bounds': {
+      /** An axis's optional bounds (`Axis.lower_bound`, `upper_bound`): null when unset. */
+      async up(db: Kysely<any>) {
+        await db.schema.alterTable('axes').addColumn('lower_bound', real).execute();
+        await db.schema.alterTable('axes').addColumn('upper_bound', real).execute();
+      },
+    },
   };
 }
 

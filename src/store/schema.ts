@@ -55,6 +55,9 @@ export interface AxesTable {
   name: string;
   unit: string;
   kind: string;
+  /** Null when unset. */
+  lower_bound: number | null;
+  upper_bound: number | null;
 }
 
 export interface RelationsTable {

@@ -25,6 +25,22 @@ export interface Axis {
    * integers, and their forecasts never put probability below zero.
    */
   kind: string;
+  /**
+   * The least value the axis can take (e.g. 0 for a utilisation in percent). Unset: none (a
+   * count axis is bounded below by 0 anyway). Finite; on a count axis a whole number.
+   * Observations below it are refused (400 naming the row), and forecasts never fall below it:
+   * the predictive distribution is censored there, its probability below the bound put on the
+   * bound (quantiles, `axes_resolved`, threshold probabilities and draws alike). A bound
+   * cannot be set, changed or removed while the axis has observations (`failed_precondition`).
+   */
+  lowerBound?:
+    | number
+    | undefined;
+  /**
+   * The greatest value the axis can take (e.g. 100 for a utilisation in percent), with the same
+   * rules as `lower_bound`; above `lower_bound` when both are set.
+   */
+  upperBound?: number | undefined;
 }
 
 /** An entity: a thing whose axes are forecast (a store, a SKU, a server, a region). */
@@ -102,7 +118,7 @@ export interface Relation {
 }
 
 function createBaseAxis(): Axis {
-  return { name: "", unit: "", kind: "" };
+  return { name: "", unit: "", kind: "", lowerBound: undefined, upperBound: undefined };
 }
 
 export const Axis: MessageFns<Axis> = {
@@ -115,6 +131,12 @@ export const Axis: MessageFns<Axis> = {
     }
     if (message.kind !== "") {
       writer.uint32(26).string(message.kind);
+    }
+    if (message.lowerBound !== undefined) {
+      writer.uint32(33).double(message.lowerBound);
+    }
+    if (message.upperBound !== undefined) {
+      writer.uint32(41).double(message.upperBound);
     }
     return writer;
   },
@@ -156,6 +178,22 @@ export const Axis: MessageFns<Axis> = {
             message.kind = reader.string();
             continue;
           }
+          case 4: {
+            if (tag !== 33) {
+              break;
+            }
+
+            message.lowerBound = reader.double();
+            continue;
+          }
+          case 5: {
+            if (tag !== 41) {
+              break;
+            }
+
+            message.upperBound = reader.double();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -176,6 +214,8 @@ export const Axis: MessageFns<Axis> = {
     message.name = object.name ?? "";
     message.unit = object.unit ?? "";
     message.kind = object.kind ?? "";
+    message.lowerBound = object.lowerBound ?? undefined;
+    message.upperBound = object.upperBound ?? undefined;
     return message;
   },
 };

@@ -23,6 +23,20 @@ export interface AxisInput {
    * integers, and their forecasts never put probability below zero.
    */
   kind?: string | undefined;
+  /**
+   * The least value the axis can take (e.g. 0 for a utilisation in percent). Unset: none (a
+   * count axis is bounded below by 0 anyway). Finite; on a count axis a whole number.
+   * Observations below it are refused (400 naming the row), and forecasts never fall below it:
+   * the predictive distribution is censored there, its probability below the bound put on the
+   * bound (quantiles, `axes_resolved`, threshold probabilities and draws alike). A bound
+   * cannot be set, changed or removed while the axis has observations (`failed_precondition`).
+   */
+  lowerBound?: number | undefined;
+  /**
+   * The greatest value the axis can take (e.g. 100 for a utilisation in percent), with the same
+   * rules as `lower_bound`; above `lower_bound` when both are set.
+   */
+  upperBound?: number | undefined;
 }
 
 /**
@@ -32,6 +46,8 @@ export const Axis$json: MessageCodec<Axis> = message<Axis>("forecast.v1.Axis", {
   name: field("name", "string", "required"),
   unit: field("unit", "string"),
   kind: field("kind", "string"),
+  lowerBound: field("lower_bound", "double", "optional"),
+  upperBound: field("upper_bound", "double", "optional"),
 });
 
 /**

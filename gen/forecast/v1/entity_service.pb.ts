@@ -1790,7 +1790,7 @@ export const EntityServiceService = {
    * Creates an entity, or updates its definition if it exists (display name, frequency,
    * season length; listed axes are added or updated, unlisted axes are kept; listed parents
    * are added as `contains` relations). Changing the frequency of an entity that has
-   * observations, or the kind of an axis that has observations, is refused with 400
+   * observations, or the kind or bounds of an axis that has observations, is refused with 400
    * `failed_precondition`.
    */
   createEntity: {
@@ -1960,7 +1960,7 @@ export interface EntityServiceServer extends UntypedServiceImplementation {
    * Creates an entity, or updates its definition if it exists (display name, frequency,
    * season length; listed axes are added or updated, unlisted axes are kept; listed parents
    * are added as `contains` relations). Changing the frequency of an entity that has
-   * observations, or the kind of an axis that has observations, is refused with 400
+   * observations, or the kind or bounds of an axis that has observations, is refused with 400
    * `failed_precondition`.
    */
   createEntity: handleUnaryCall<CreateEntityRequest, CreateEntityResponse>;
@@ -2035,7 +2035,7 @@ export interface EntityServiceClient extends Client {
    * Creates an entity, or updates its definition if it exists (display name, frequency,
    * season length; listed axes are added or updated, unlisted axes are kept; listed parents
    * are added as `contains` relations). Changing the frequency of an entity that has
-   * observations, or the kind of an axis that has observations, is refused with 400
+   * observations, or the kind or bounds of an axis that has observations, is refused with 400
    * `failed_precondition`.
    */
   createEntity(

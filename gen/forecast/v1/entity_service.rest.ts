@@ -408,7 +408,7 @@ export class EntityServiceRestClient extends RestClient {
    * Creates an entity, or updates its definition if it exists (display name, frequency,
    * season length; listed axes are added or updated, unlisted axes are kept; listed parents
    * are added as `contains` relations). Changing the frequency of an entity that has
-   * observations, or the kind of an axis that has observations, is refused with 400
+   * observations, or the kind or bounds of an axis that has observations, is refused with 400
    * `failed_precondition`.
    *
    * `POST /v1/entities`

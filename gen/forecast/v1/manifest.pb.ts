@@ -140,6 +140,15 @@ export interface ManifestInput {
    * the last observation, a missing step as the quiet NaN 0x7FF8000000000000.
    */
   seriesDigest: string;
+  /**
+   * The axis's `lower_bound` when it has one (unset otherwise): the model's forecasts were
+   * censored to the bounds (bounds cannot change while the axis has observations).
+   */
+  lowerBound?:
+    | number
+    | undefined;
+  /** The axis's `upper_bound` when it has one (unset otherwise). */
+  upperBound?: number | undefined;
 }
 
 /** The engine's identity. */
@@ -201,6 +210,16 @@ export interface ManifestModel {
    * sum of the leaves beneath it (`depth` ≥ 1 only).
    */
   aggregated: boolean;
+  /**
+   * The bounds this node's answer was censored to (its axis's `lower_bound`), unset when none. A
+   * model fitted to the entity's own data was fitted with them; an `aggregated` one without them,
+   * its reconciled forecast censored to them after. Forensics replays with the recorded bounds.
+   */
+  lowerBound?:
+    | number
+    | undefined;
+  /** The bounds' upper end (the axis's `upper_bound`), unset when none. */
+  upperBound?: number | undefined;
 }
 
 function createBaseManifest(): Manifest {
@@ -580,6 +599,8 @@ function createBaseManifestInput(): ManifestInput {
     firstTime: "",
     lastTime: "",
     seriesDigest: "",
+    lowerBound: undefined,
+    upperBound: undefined,
   };
 }
 
@@ -608,6 +629,12 @@ export const ManifestInput: MessageFns<ManifestInput> = {
     }
     if (message.seriesDigest !== "") {
       writer.uint32(66).string(message.seriesDigest);
+    }
+    if (message.lowerBound !== undefined) {
+      writer.uint32(73).double(message.lowerBound);
+    }
+    if (message.upperBound !== undefined) {
+      writer.uint32(81).double(message.upperBound);
     }
     return writer;
   },
@@ -689,6 +716,22 @@ export const ManifestInput: MessageFns<ManifestInput> = {
             message.seriesDigest = reader.string();
             continue;
           }
+          case 9: {
+            if (tag !== 73) {
+              break;
+            }
+
+            message.lowerBound = reader.double();
+            continue;
+          }
+          case 10: {
+            if (tag !== 81) {
+              break;
+            }
+
+            message.upperBound = reader.double();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -714,6 +757,8 @@ export const ManifestInput: MessageFns<ManifestInput> = {
     message.firstTime = object.firstTime ?? "";
     message.lastTime = object.lastTime ?? "";
     message.seriesDigest = object.seriesDigest ?? "";
+    message.lowerBound = object.lowerBound ?? undefined;
+    message.upperBound = object.upperBound ?? undefined;
     return message;
   },
 };
@@ -811,6 +856,8 @@ function createBaseManifestModel(): ManifestModel {
     warnings: [],
     seriesDigest: "",
     aggregated: false,
+    lowerBound: undefined,
+    upperBound: undefined,
   };
 }
 
@@ -855,6 +902,12 @@ export const ManifestModel: MessageFns<ManifestModel> = {
     }
     if (message.aggregated !== false) {
       writer.uint32(96).bool(message.aggregated);
+    }
+    if (message.lowerBound !== undefined) {
+      writer.uint32(105).double(message.lowerBound);
+    }
+    if (message.upperBound !== undefined) {
+      writer.uint32(113).double(message.upperBound);
     }
     return writer;
   },
@@ -978,6 +1031,22 @@ export const ManifestModel: MessageFns<ManifestModel> = {
             message.aggregated = reader.bool();
             continue;
           }
+          case 13: {
+            if (tag !== 105) {
+              break;
+            }
+
+            message.lowerBound = reader.double();
+            continue;
+          }
+          case 14: {
+            if (tag !== 113) {
+              break;
+            }
+
+            message.upperBound = reader.double();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1007,6 +1076,8 @@ export const ManifestModel: MessageFns<ManifestModel> = {
     message.warnings = object.warnings?.map((e) => e) || [];
     message.seriesDigest = object.seriesDigest ?? "";
     message.aggregated = object.aggregated ?? false;
+    message.lowerBound = object.lowerBound ?? undefined;
+    message.upperBound = object.upperBound ?? undefined;
     return message;
   },
 };

@@ -49,6 +49,8 @@ export const ManifestInput$json: MessageCodec<ManifestInput> = message<ManifestI
   firstTime: field("first_time", "string"),
   lastTime: field("last_time", "string"),
   seriesDigest: field("series_digest", "string"),
+  lowerBound: field("lower_bound", "double", "optional"),
+  upperBound: field("upper_bound", "double", "optional"),
 });
 
 /**
@@ -76,5 +78,7 @@ export const ManifestModel$json: MessageCodec<ManifestModel> = message<ManifestM
   warnings: field("warnings", "string", "list"),
   seriesDigest: field("series_digest", "string"),
   aggregated: field("aggregated", "bool"),
+  lowerBound: field("lower_bound", "double", "optional"),
+  upperBound: field("upper_bound", "double", "optional"),
 });
 

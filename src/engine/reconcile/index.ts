@@ -11,6 +11,7 @@ import { buildReconciler, type ReconcileMethod } from './methods';
 import { independentRanks, reconcileDraws, residualCopula, type CopulaRanks, type ReconciledDraws } from './probabilistic';
 import type { ErrorRows } from './errors';
 import type { HierarchyStructure } from './structure';
+import type { SeriesInfo } from '../types';
 
 export { buildStructure, aggregate, atomsWhere, type HierarchyStructure } from './structure';
 export { RECONCILE_METHODS, buildReconciler, type ReconcileMethod, type Reconciler } from './methods';
@@ -44,6 +45,11 @@ export interface ReconcileInput {
    * reconciled draws are censored at 0 (`probabilistic.ts`). Default: none (count data always are).
    */
   readonly nonNegative?: Uint8Array;
+  /**
+   * Per node, the values it can take (`SeriesInfo.bounds`), undefined where it has none: its
+   * reconciled draws are censored to them after reconciliation (`censorToNodeBounds`).
+   */
+  readonly bounds?: readonly (SeriesInfo['bounds'] | undefined)[];
   /** Seed of the copula's random times and tie keys. */
   readonly seed: number;
 }
@@ -58,6 +64,8 @@ export interface ReconcileOutput {
   readonly errorSource: ErrorRows['source'] | null;
   /** One per input step, same order. */
   readonly steps: readonly ReconciledDraws[];
+  /** Per node, how many of its draws of the first step its bounds censored (all 0 without `bounds`). */
+  readonly censored: readonly number[];
   readonly warnings: readonly string[];
 }
 
@@ -78,11 +86,41 @@ export function reconcile(input: ReconcileInput): ReconcileOutput {
     return ranks;
   };
   const reconciled = steps.map((s) => reconcileDraws(reconciler, s.means, s.draws, copulaFor(s.draws[0]?.length ?? 0), input.kind, input.nonNegative));
+  const censored = reconciled.map((s) => censorToNodeBounds(s, input.bounds ?? []));
   return {
     method: reconciler.method,
     lambda: reconciler.lambda,
     errorSource: reconciler.method === 'mint_shrink' ? input.errors.source : null,
     steps: reconciled,
+    censored: censored[0] ?? new Array<number>(structure.nodes).fill(0),
     warnings,
   };
+}
+
+/**
+ * Censor each bounded node's reconciled draws to its bounds, in place; returns per node how many
+ * draws moved. Where none moved the node is untouched (so coherence, exact before, stays exact);
+ * where some did, its mean moves by the draws' mean change and its draws no longer equal the sum
+ * of its children's (or add up to its parent's) at those draws: a node's own bounds, a fact about
+ * its data, take precedence over the sum. Bounds are applied after the 0 floor of non-negative
+ * leaves (`nonNegative`), which keeps coherence and so comes first.
+ */
+export function censorToNodeBounds(step: ReconciledDraws, bounds: readonly (SeriesInfo['bounds'] | undefined)[]): number[] {
+  return step.draws.map((draws, i) => {
+    const b = bounds[i];
+    if (!b) return 0;
+    const lo = b.lower ?? -Infinity;
+    const hi = b.upper ?? Infinity;
+    let moved = 0;
+    let shift = 0;
+    for (let j = 0; j < draws.length; j++) {
+      const v = Math.min(hi, Math.max(lo, draws[j]));
+      if (v === draws[j]) continue;
+      shift += v - draws[j];
+      draws[j] = v;
+      moved++;
+    }
+    step.means[i] = Math.min(hi, Math.max(lo, step.means[i] + (moved > 0 ? shift / draws.length : 0)));
+    return moved;
+  });
 }
