@@ -31,6 +31,22 @@ curl -sS --fail-with-body -X POST "$API/v1/oracle/query" -H "$AUTH" -H "$JSON" \
   -d '{"entity":"store:curl-example","horizon":7,"quantiles":[0.1,0.5,0.9]}'
 echo
 
+# a bounded axis: a utilisation in percent is never forecast above 100 (nor below 0);
+# observations beyond a bound are refused, and the bounds are fixed once the axis has data
+curl -sS --fail-with-body -X POST "$API/v1/entities" -H "$AUTH" -H "$JSON" \
+  -d '{"entity":"server:curl-example","frequency":"P1D",
+       "axes":[{"name":"cpu","unit":"%","lower_bound":0,"upper_bound":100}]}'
+echo
+rows=$(for d in $(seq 0 55); do
+  printf '{"axis":"cpu","time":"%s","value":%d},' "$(date -u -d "2026-01-01 + $d days" +%Y-%m-%dT00:00:00Z)" $((38 + d + d % 7))
+done)
+curl -sS --fail-with-body -X POST "$API/v1/entities/server:curl-example/observations" -H "$AUTH" -H "$JSON" \
+  -H 'Idempotency-Key: curl-example-cpu-1' -d "{\"observations\":[${rows%,}]}"
+echo
+curl -sS --fail-with-body -X POST "$API/v1/oracle/query" -H "$AUTH" -H "$JSON" \
+  -d '{"entity":"server:curl-example","horizon":7,"quantiles":[0.5,0.99]}'   # the 99% quantile: at most 100
+echo
+
 curl -sS --fail-with-body "$API/v1/entities?type=store&page_size=50" -H "$AUTH"   # lists are paginated too
 echo
 curl -sS --fail-with-body "$API/v1/account" -H "$AUTH"   # tier, quota used this month, support level

@@ -47,6 +47,10 @@ test('curl.sh: creates its own entity, ingests, reads back, forecasts; errors ar
   assert.match(r.stdout, /"entity":"store:curl-example"/);
   assert.match(r.stdout, /"accepted":56,"corrections":0/);
   assert.match(r.stdout, /"query_id":"q_/);
+  // the bounded axis: its 99% quantile a week ahead is censored at 100 (the trend passes 100 by then)
+  const cpu = JSON.parse(r.stdout.split('\n').find((l) => l.includes('"forecast"') && l.includes('"server:curl-example"'))!);
+  assert.equal(cpu.forecast.quantiles['0.99'], 100);
+  assert.ok(cpu.forecast.axes_resolved.cpu <= 100);
   assert.match(r.stdout, /"state":"revoked"/);
   assert.match(r.stdout, /"code":"not_found".*→ HTTP 404/);
   const again = await run('bash', [join('examples', 'curl.sh')]);
