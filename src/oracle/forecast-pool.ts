@@ -4,8 +4,9 @@
  * worker takes at most `IN_FLIGHT_PER_WORKER` at a time, the rest wait on the main thread in a
  * `FairQueue` by account, so one account's depth query (a fit per entity) does not hold back
  * another account's fit. A job whose every caller went away (`signal`) is dropped before it runs
- * (one that runs finishes: its fit is cached for the next asker). Identical jobs in flight share
- * one fit (concurrent cold queries fit once); finished summaries are kept in a main-thread LRU
+ * (one that runs finishes: its fit is cached for the next asker). Identical jobs of one account in
+ * flight share one fit (concurrent cold queries fit once; another account's waits its own turn and
+ * meets the fit in the worker's cache); finished summaries are kept in a main-thread LRU
  * so warm queries do not cross threads at all.
  */
 import { availableParallelism } from 'node:os';
@@ -143,7 +144,8 @@ export class ForecastPool {
         return result;
       });
     }
-    const key = `${job.fitKey}|${job.thresholds?.join(',') ?? 'default'}|${job.levels.join(',')}|${job.detail ? `d${job.detail.draws}/${job.detail.originDraws}` : ''}`;
+    const censor = job.censor ? `|c${job.censor.lower ?? ''},${job.censor.upper ?? ''}` : '';
+    const key = `${job.fitKey}|${job.thresholds?.join(',') ?? 'default'}|${job.levels.join(',')}|${job.detail ? `d${job.detail.draws}/${job.detail.originDraws}` : ''}${censor}`;
     const cached = this.summaries.get(key);
     if (cached) {
       this.stats.summaryHits++;
@@ -151,17 +153,22 @@ export class ForecastPool {
       this.summaries.set(key, cached);
       return Promise.resolve({ ...cached, fitted: false });
     }
-    const running = this.inflight.get(key);
+    // Joined only within one account: another account's identical job would wait in the first
+    // account's place in the queue (behind the rest of its depth query, say) instead of its own.
+    // Queued in its own turn, it finds the fit in the worker's cache if the first ran meanwhile.
+    const owner = options.owner ?? '';
+    const inflightKey = `${owner}\u0000${key}`;
+    const running = this.inflight.get(inflightKey);
     if (running) {
       this.stats.joined++;
       return this.wait(running, signal).then((r) => ({ ...r, fitted: false }));
     }
-    const entry = this.dispatch(job, options.owner ?? '');
-    entry.key = key;
-    this.inflight.set(key, entry);
+    const entry = this.dispatch(job, owner);
+    entry.key = inflightKey;
+    this.inflight.set(inflightKey, entry);
     // settled before any caller hears of it (registered first), so a caller's next query hits the cache
     const done = () => {
-      if (this.inflight.get(key) === entry) this.inflight.delete(key);
+      if (this.inflight.get(inflightKey) === entry) this.inflight.delete(inflightKey);
     };
     entry.promise.then(
       (result) => {

@@ -32,6 +32,17 @@ test("another account's fit waits behind three of the busy account's, not all of
   expect(order).toEqual(['a1', 'a2', 'a3', 'b1', 'a4', 'a5', 'a6', 'a7', 'a8']);
 });
 
+test("another account's job identical to one of the busy account's queued jobs waits its own turn, not the busy account's", async () => {
+  await pool.run(job('warm-x'));
+  const order: string[] = [];
+  const jobs = Array.from({ length: 8 }, (_, i) => job(`x${i + 1}`));
+  const busy = jobs.map((j, i) => pool.run(j, { owner: 'acct_a' }).then((r) => void order.push(`a${i + 1}${r.fitted ? '' : ' (cached)'}`)));
+  // the same fit as the busy account's last: before, it joined that job and came last
+  const other = pool.run(jobs[7], { owner: 'acct_b' }).then((r) => void order.push(`b${r.fitted ? '' : ' (cached)'}`));
+  await Promise.all([...busy, other]);
+  expect(order).toEqual(['a1', 'a2', 'a3', 'b', 'a4', 'a5', 'a6', 'a7', 'a8 (cached)']);
+});
+
 test('fits whose callers went away are dropped before they run; those handed to the worker finish and are cached', async () => {
   const gone = new AbortController();
   const reason = new Error('deadline passed');
