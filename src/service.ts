@@ -283,6 +283,10 @@ export async function startService(config: Config, options: ServiceOptions = {})
     (stopping ??= (async () => {
       clearInterval(purgeTimer);
       startDraining();
+      // The webhook workers stop alongside the drain, not after it: a stopping process starts no
+      // new scoring or delivery (both wait in the database for another replica or the next start),
+      // and its attempts in flight end within their timeout while calls drain.
+      const webhooksStopped = ctx.webhooks.stop();
       const httpClosed = new Promise<void>((resolve) => http.close(() => resolve()));
       http.closeIdleConnections();
       // A keep-alive connection whose last call drains becomes idle only then: close those as they
@@ -292,7 +296,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
       await Promise.all([shutdownGrpc(grpcServer, config.shutdownGraceMs), httpClosed]);
       clearTimeout(force);
       clearInterval(idle);
-      await ctx.webhooks.stop();
+      await webhooksStopped;
       await ctx.pool.close();
       await ctx.reconcilePool.close();
       await ctx.usage.close().catch((error) => ctx.log.error('usage counts lost at stop', { error }));

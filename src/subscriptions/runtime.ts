@@ -90,8 +90,7 @@ export class WebhookRuntime {
 
   /** Stop the workers (attempts in flight finish first, each bounded by its timeout). */
   async stop(): Promise<void> {
-    await this.drift.stop();
-    await this.dispatcher.stop();
+    await Promise.all([this.drift.stop(), this.dispatcher.stop()]);
     await this.scorer.close();
   }
 }

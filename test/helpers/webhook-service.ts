@@ -22,10 +22,10 @@ export interface WebhookService {
   close(): Promise<void>;
 }
 
-export async function startWebhookService(options: { retryBaseMs: number; timeoutMs: number; clock?: Clock }): Promise<WebhookService> {
+export async function startWebhookService(options: { retryBaseMs: number; timeoutMs: number; clock?: Clock; env?: Record<string, string> }): Promise<WebhookService> {
   const t = await startTestService({
     clock: options.clock,
-    env: { WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_CIDRS: '127.0.0.0/8', WEBHOOK_RETRY_BASE_MS: String(options.retryBaseMs), WEBHOOK_TIMEOUT_MS: String(options.timeoutMs) },
+    env: { WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_CIDRS: '127.0.0.0/8', WEBHOOK_RETRY_BASE_MS: String(options.retryBaseMs), WEBHOOK_TIMEOUT_MS: String(options.timeoutMs), ...options.env },
   });
   const key = (await t.account('enterprise')).key;
   const e = await rest(t, key, { method: 'POST', path: '/v1/entities', body: { entity: 'server:api-1', frequency: 'PT1H', axes: [{ name: 'cpu' }] } });
