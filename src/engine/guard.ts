@@ -133,11 +133,16 @@ export class ClampedStep implements StepDistribution {
     if (x >= this.hi) return 1;
     return this.base.cdf(x);
   }
-  /** The atom at `lo` is not below `lo`. */
+  /**
+   * The atom at `lo` is not below `lo`; within (lo, hi] the base law's own P(Y < x), so an atom
+   * of the base at `hi` (a band censored to a single value, then a bound at it) is not counted
+   * below it (found by QA: a utilisation flat at its bound of 100 put all its mass in the bin
+   * below 100).
+   */
   cdfBelow(x: number): number {
     if (x <= this.lo) return 0;
     if (x > this.hi) return 1;
-    return this.base.cdf(x);
+    return this.base.cdfBelow ? this.base.cdfBelow(x) : this.base.cdf(x);
   }
 }
 

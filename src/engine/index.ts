@@ -168,6 +168,22 @@ export function observationsNeeded(y: ArrayLike<number>, info: SeriesInfo, model
   return { name, family, need: family.minObservations(info) };
 }
 
+/**
+ * `distribution` censored to `bounds` (`censorToBounds`), and the warning to give when its 95%
+ * interval reached beyond them at some step. The facade applies a series' own bounds with it; the
+ * service also a node's bounds to the forecast of its leaves' sum, which the sum need not respect.
+ */
+export function applyBounds(distribution: PredictiveDistribution, bounds: NonNullable<SeriesInfo['bounds']>): { distribution: PredictiveDistribution; warning?: string } {
+  if (bounds.lower === undefined && bounds.upper === undefined) return { distribution };
+  const bounded = censorToBounds(distribution, bounds.lower ?? -Infinity, bounds.upper ?? Infinity);
+  const h = distribution.steps.length;
+  if (bounded.cut === 0) return { distribution: bounded.distribution };
+  return {
+    distribution: bounded.distribution,
+    warning: `censored to the bounds ${boundsText(bounds)} at ${bounded.cut} of ${h} steps, where the 95% interval reached beyond them (the probability beyond a bound is put on the bound)`,
+  };
+}
+
 /** Forecast one series (see the file comment). Throws `InsufficientDataError`, `InvalidSeriesError`, `UnknownModelError`. */
 export function forecastSeries(y: Series, info: SeriesInfo, options: ForecastOptions): ForecastResult {
   const h = options.horizon;
@@ -242,10 +258,10 @@ export function forecastSeries(y: Series, info: SeriesInfo, options: ForecastOpt
     }
   }
   // the series' own bounds (a utilisation's 0 and 100), whatever the guard: a statement about the data, not a heuristic
-  if (info.bounds && (info.bounds.lower !== undefined || info.bounds.upper !== undefined)) {
-    const bounded = censorToBounds(distribution, info.bounds.lower ?? -Infinity, info.bounds.upper ?? Infinity);
+  if (info.bounds) {
+    const bounded = applyBounds(distribution, info.bounds);
     distribution = bounded.distribution;
-    if (bounded.cut > 0) warnings.push(`censored to the series' bounds ${boundsText(info.bounds)} at ${bounded.cut} of ${h} steps, where the 95% interval reached beyond them (the probability beyond a bound is put on the bound)`);
+    if (bounded.warning) warnings.push(bounded.warning);
   }
   // count data: discretise (round, censor at 0) after calibration, so the integer law is what users get
   // (also counts beyond 2^53, forecast by continuous models: found by QA, quantiles of 1.0000000006 on a count axis)

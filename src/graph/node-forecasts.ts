@@ -6,6 +6,7 @@
 import type { EntityStore } from '../entities/entity-store';
 import type { ForecastPool } from '../oracle/forecast-pool';
 import type { SeriesLoader } from '../oracle/series-loader';
+import { boundsOf } from '../oracle/engine-info';
 import { ServiceError } from '../rpc/errors';
 import { loadHierarchy } from './hierarchy-graph';
 import { axisHierarchy } from './hierarchy-series';
@@ -69,9 +70,10 @@ export function nodeForecaster(deps: NodeForecastDeps): NodeForecaster {
               warnings.push(`${name}: ${entity} has no observations, and no leaf beneath it has any`);
               continue;
             }
-            const outcome = await runNodeJob(deps.pool, nodeJob(record, own ? axis : { kind: axis.kind }, series, horizon, { levels: [] }), { owner: accountId, signal });
-            // a sum's forecast is fitted without the node's bounds (they describe its own data), then held to them
-            if (outcome.ok) axesResolved[name] = Math.min(axis.upperBound ?? Infinity, Math.max(axis.lowerBound ?? -Infinity, outcome.result.summary.mean));
+            // a sum's forecast is fitted without the node's bounds (they describe its own data), its answer censored to them
+            const job = own ? nodeJob(record, axis, series, horizon, { levels: [] }) : nodeJob(record, { kind: axis.kind }, series, horizon, { levels: [], censor: boundsOf(axis) });
+            const outcome = await runNodeJob(deps.pool, job, { owner: accountId, signal });
+            if (outcome.ok) axesResolved[name] = outcome.result.summary.mean;
             else warnings.push(`${name}: ${outcome.reason}`);
           }
           out.set(entity, { axesResolved, warnings });

@@ -21,7 +21,7 @@ export function nodeJob(
   series: LoadedSeries,
   horizon: number,
   /** What to report; `fresh` and `model` (forensics) fit anew with a recorded specification. */
-  report: Pick<ForecastJob, 'thresholds' | 'levels' | 'detail' | 'fresh'> & { readonly model?: string },
+  report: Pick<ForecastJob, 'thresholds' | 'levels' | 'detail' | 'fresh' | 'censor'> & { readonly model?: string },
 ): ForecastJob {
   const info = axisInfo(entity, axis);
   const seed = seedOf(series.digest);

@@ -22,6 +22,11 @@ export interface ForecastJob {
   readonly fresh?: boolean;
   /** Also answer the detail hierarchical reconciliation needs (`graph/node-detail.ts`). */
   readonly detail?: DetailRequest;
+  /**
+   * Bounds to censor the answer to that the series itself need not respect (a node forecast from
+   * its leaves' sum: the node's own bounds; `applyBounds`). The fit is the same without them.
+   */
+  readonly censor?: SeriesInfo['bounds'];
 }
 
 /** What a worker answers. */

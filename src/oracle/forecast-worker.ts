@@ -6,7 +6,7 @@
 import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { isMainThread, parentPort } from 'node:worker_threads';
-import { forecastSeries, InsufficientDataError, type ForecastResult } from '../engine/index';
+import { applyBounds, forecastSeries, InsufficientDataError, type ForecastResult } from '../engine/index';
 import { Rng } from '../engine/rng';
 import { nodeDetail } from '../graph/node-detail';
 import type { WorkerReply, WorkerRequest } from './forecast-job';
@@ -67,14 +67,15 @@ function fit(request: WorkerRequest): WorkerReply {
       cache.set(job.fitKey, result);
       if (cache.size > CACHE_SIZE) cache.delete(cache.keys().next().value!);
     }
-    const summary = summarise(result.distribution, job.horizon, job.thresholds, job.levels, job.info.kind ?? 'continuous');
+    const censored = job.censor ? applyBounds(result.distribution, job.censor) : undefined;
+    const summary = summarise(censored?.distribution ?? result.distribution, job.horizon, job.thresholds, job.levels, job.info.kind ?? 'continuous');
     return {
       id,
       result: {
         model: result.model,
         requestedModel: result.requestedModel,
         params: result.params,
-        warnings: result.warnings,
+        warnings: censored?.warning ? [...result.warnings, censored.warning] : result.warnings,
         intervalMethod: result.intervalMethod,
         confidence: result.confidence,
         nobs: result.nobs,

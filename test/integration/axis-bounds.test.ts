@@ -188,7 +188,7 @@ describe.each(PROTOCOLS)('%s', (protocol) => {
     expect(db[3]).toBe(0);
     expect(db.slice(0, 2)).toEqual(df.slice(0, 2));
     expect(db[2]).toBeCloseTo(df[2] + df[3], 12);
-    expect(rb.warnings.some((w) => w.startsWith("cpu: censored to the series' bounds [0, 100]"))).toBe(true);
+    expect(rb.warnings.some((w) => w.startsWith('cpu: censored to the bounds [0, 100]'))).toBe(true);
     // the manifest's input records the bounds; the unbounded one has none
     const input = (o: Outcome) => o.data.manifest.inputs[0];
     expect([input(b).lower_bound ?? input(b).lowerBound, input(b).upper_bound ?? input(b).upperBound]).toEqual([0, 100]);
@@ -196,6 +196,43 @@ describe.each(PROTOCOLS)('%s', (protocol) => {
     // and the answer reproduces bit for bit (the bounds read from the manifest)
     expect((await reproduce(protocol, b.data.query_id ?? b.data.queryId)).data.reproduced).toBe(true);
   });
+});
+
+test("a series flat at its bound: the bound's own bin holds all the probability, at either end (found by QA: the bin below the upper bound did)", async () => {
+  const cases = [
+    { entity: 'server:flat-top', bounds: { lower_bound: 0, upper_bound: 100 }, value: 100, thresholds: [50, 100, 150] },
+    { entity: 'server:flat-neg', bounds: { lower_bound: -50, upper_bound: -10 }, value: -10, thresholds: [-11, -10, -9] },
+    { entity: 'server:flat-bottom', bounds: { lower_bound: 0, upper_bound: 100 }, value: 0, thresholds: [-1, 0, 1] },
+  ];
+  for (const c of cases) {
+    await ok(createEntity('rest', c.entity, [{ name: 'cpu', ...c.bounds }]));
+    await ok(ingest('rest', c.entity, series(28, () => c.value)));
+    for (const protocol of PROTOCOLS) {
+      const o = await ok(oracleQuery(t, key, protocol, { entity: c.entity, horizon: 3, thresholds: c.thresholds, quantiles: [0.01, 0.5, 0.99] }));
+      expect(o.data.forecast.distribution).toEqual([0, 0, 1, 0]);
+      expect(Object.values(read(o).q)).toEqual([c.value, c.value, c.value]);
+    }
+  }
+});
+
+test("paths: a node forecast from its leaves' sum gets the mean of the sum's forecast censored to its bounds (found by QA: the unbounded mean, clamped)", async () => {
+  const query = (from: string) => ok(rest(t, key, { method: 'POST', path: '/v1/paths/query', body: { from, depth: 1, axes: ['cpu'], horizon: 3 } }));
+  const rootMean = async (from: string) => (await query(from)).data.paths[0].nodes[0].axes_resolved.cpu as number;
+  // two parents of the same two leaves, neither with data of its own: one unbounded, one bounded at the sum's mean
+  for (const parent of ['cluster:p-free', 'cluster:p-bounded']) await ok(createEntity('rest', parent, [{ name: 'cpu' }]));
+  for (const k of [0, 1]) {
+    await ok(rest(t, key, { method: 'POST', path: '/v1/entities', body: { entity: `node:p-${k}`, frequency: 'P1D', axes: [{ name: 'cpu' }], parents: ['cluster:p-free', 'cluster:p-bounded'] } }));
+    await ok(ingest('rest', `node:p-${k}`, series(120, (i) => 30 + 10 * k + 8 * Math.sin(i) + (i % 5))));
+  }
+  const free = await rootMean('cluster:p-free');
+  const bound = Math.round(free);
+  await ok(createEntity('rest', 'cluster:p-bounded', [{ name: 'cpu', upper_bound: bound }]));
+  const censored = await rootMean('cluster:p-bounded');
+  // E[min(X, b)] lies below min(E[X], b) when the law has mass on both sides of b
+  expect(censored).toBeLessThan(Math.min(free, bound) - 0.1);
+  // the depth query's root, forecast from the same sum, is censored alike (there after reconciliation)
+  const depth = read(await ok(oracleQuery(t, key, 'rest', { entity: 'cluster:p-bounded', depth: 1, horizon: 3 })));
+  expect(depth.mean).toBeLessThanOrEqual(bound);
 });
 
 test('a count axis with an upper bound: whole-number quantiles at or under it', async () => {

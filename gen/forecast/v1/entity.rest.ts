@@ -25,16 +25,18 @@ export interface AxisInput {
   kind?: string | undefined;
   /**
    * The least value the axis can take (e.g. 0 for a utilisation in percent). Unset: none (a
-   * count axis is bounded below by 0 anyway). Finite; on a count axis a whole number.
-   * Observations below it are refused (400 naming the row), and forecasts never fall below it:
-   * the predictive distribution is censored there, its probability below the bound put on the
-   * bound (quantiles, `axes_resolved`, threshold probabilities and draws alike). A bound
-   * cannot be set, changed or removed while the axis has observations (`failed_precondition`).
+   * count axis is bounded below by 0 anyway). Finite, within ±1e100; on a count axis a whole
+   * number. Observations below it are refused (400 naming the row), and forecasts never fall
+   * below it: the predictive distribution is censored there, its probability below the bound
+   * put on the bound (quantiles, `axes_resolved`, threshold probabilities and draws alike). An
+   * axis listed in CreateEntity without a bound has none: re-sending a definition without its
+   * bounds removes them. A bound cannot be set, changed or removed while the axis has
+   * observations (`failed_precondition`).
    */
   lowerBound?: number | undefined;
   /**
    * The greatest value the axis can take (e.g. 100 for a utilisation in percent), with the same
-   * rules as `lower_bound`; above `lower_bound` when both are set.
+   * rules as `lower_bound`; above `lower_bound` when both are set, and above 0 on a count axis.
    */
   upperBound?: number | undefined;
 }

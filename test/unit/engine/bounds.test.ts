@@ -30,7 +30,7 @@ describe('forecastSeries with bounds', () => {
       expect(s.mean).toBeLessThanOrEqual(100);
     }
     expect(Array.from(bounded.distribution.mean).every((m) => m <= 100)).toBe(true);
-    expect(bounded.warnings.some((w) => /^censored to the series' bounds \[0, 100\] at \d+ of 20 steps/.test(w))).toBe(true);
+    expect(bounded.warnings.some((w) => /^censored to the bounds \[0, 100\] at \d+ of 20 steps/.test(w))).toBe(true);
     expect(free.warnings.some((w) => w.includes('bounds'))).toBe(false);
     // same model, same fit: the bounds censor the answer, they do not change the model
     expect(bounded.model).toBe(free.model);
