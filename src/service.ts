@@ -286,7 +286,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
       // The webhook workers stop alongside the drain, not after it: a stopping process starts no
       // new scoring or delivery (both wait in the database for another replica or the next start),
       // and its attempts in flight end within their timeout while calls drain.
-      const webhooksStopped = ctx.webhooks.stop();
+      const webhooksStopped = ctx.webhooks.stop().catch((error: unknown) => ctx.log.error('the webhook workers failed to stop', { error }));
       const httpClosed = new Promise<void>((resolve) => http.close(() => resolve()));
       http.closeIdleConnections();
       // A keep-alive connection whose last call drains becomes idle only then: close those as they

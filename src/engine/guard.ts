@@ -6,6 +6,7 @@
  * - the facade clamps the final distribution into the band (`clampToBand`), so no forecast the
  *   service returns has an interval wider than the band, whatever model was asked for.
  */
+import { quantileGridMean } from './distributions/moments';
 import type { PredictiveDistribution, Series, SeriesInfo, StepDistribution } from './types';
 
 /**
@@ -115,7 +116,7 @@ export class ClampedStep implements StepDistribution {
     /** The band's own lower end, when `lo` is the 0 floor of a non-negative history above it. */
     private readonly bandLower = lo,
   ) {
-    this.mean = Math.min(hi, Math.max(lo, base.mean));
+    this.mean = clamp(base.mean, lo, hi);
   }
   /**
    * The same law without the 0 floor (censored to the band proper). Reconciliation joins these
@@ -126,7 +127,7 @@ export class ClampedStep implements StepDistribution {
     return this.bandLower < this.lo ? new ClampedStep(this.base, this.bandLower, this.hi) : this;
   }
   quantile(p: number): number {
-    return Math.min(this.hi, Math.max(this.lo, this.base.quantile(p)));
+    return clamp(this.base.quantile(p), this.lo, this.hi);
   }
   cdf(x: number): number {
     if (x < this.lo) return 0;
@@ -183,25 +184,72 @@ export function clampToBand(pd: PredictiveDistribution, band: GuardBand): { dist
   };
 }
 
+/** `v` held within [lo, hi]. */
+export function clamp(v: number, lo: number, hi: number): number {
+  return Math.min(hi, Math.max(lo, v));
+}
+
+/**
+ * A step censored to a series' own bounds [lo, hi] (`censorToBounds`): the probability beyond a
+ * bound put on the bound (quantiles, cdf and P(Y < x) as `ClampedStep`). Unlike the band's
+ * `ClampedStep`, `mean` is the censored law's own mean, E[min(max(Y, lo), hi)] (on the quantile
+ * grid, when first read): a bound is a fact about the data, so the mean of what can be observed
+ * is what a caller reads (found by review: a count axis bounded at 20 reported the unbounded
+ * mean, 19.95 where E[min(Y, 20)] is 19.77).
+ */
+export class CensoredStep implements StepDistribution {
+  private readonly clamped: ClampedStep;
+  private known?: number;
+  constructor(
+    private readonly base: StepDistribution,
+    lo: number,
+    hi: number,
+  ) {
+    this.clamped = new ClampedStep(base, lo, hi);
+  }
+  get mean(): number {
+    this.known ??= quantileGridMean(this);
+    return this.known;
+  }
+  /**
+   * The model's law as reconciliation takes it: without the bounds and without the band's 0 floor
+   * (`ClampedStep.unfloored`). Reconciliation joins these and censors the reconciled draws to the
+   * bounds after (`reconcile/probabilistic.ts`), as it does with the floor: re-centring a censored
+   * law, whose atom sits at the bound, on another mean moved the atom past it (found by review: a
+   * bounded leaf's reconciled median 0.6 above its depth-0 one).
+   */
+  uncensored(): StepDistribution {
+    return this.base instanceof ClampedStep ? this.base.unfloored() : this.base;
+  }
+  quantile(p: number): number {
+    return this.clamped.quantile(p);
+  }
+  cdf(x: number): number {
+    return this.clamped.cdf(x);
+  }
+  cdfBelow(x: number): number {
+    return this.clamped.cdfBelow(x);
+  }
+}
+
 /**
  * The forecast censored to the series' own bounds [lo, hi] (`SeriesInfo.bounds`; either may be
- * infinite) at every step: quantiles and sample paths clamped, the point forecast too, the
- * probability beyond a bound put on the bound (`ClampedStep`). Unlike `clampToBand`, paths are
- * clamped even when only the far tails reach out: a bound is a fact about the data, so no draw may
- * cross it. `cut` counts the steps whose central 95% interval reached beyond a bound.
+ * infinite) at every step (`CensoredStep`): quantiles and sample paths clamped, the point
+ * forecast too. Unlike `clampToBand`, paths are clamped even when only the far tails reach out:
+ * a bound is a fact about the data, so no draw may cross it. `cut` counts the steps whose central
+ * 95% interval reached beyond a bound.
  */
 export function censorToBounds(pd: PredictiveDistribution, lo: number, hi: number): { distribution: PredictiveDistribution; cut: number } {
   let cut = 0;
   for (const s of pd.steps) if (s.quantile(0.025) < lo || s.quantile(0.975) > hi) cut++;
-  const steps = pd.steps.map((s) => new ClampedStep(s, lo, hi));
   return {
     cut,
     distribution: {
       model: pd.model,
-      mean: Float64Array.from(steps, (s) => s.mean),
-      steps,
+      mean: Float64Array.from(pd.mean, (v) => clamp(v, lo, hi)),
+      steps: pd.steps.map((s) => new CensoredStep(s, lo, hi)),
       intervalMethod: pd.intervalMethod,
-      samplePaths: (n: number, seed: number) => pd.samplePaths(n, seed).map((path) => path.map((v) => Math.min(hi, Math.max(lo, v)))),
+      samplePaths: (n: number, seed: number) => pd.samplePaths(n, seed).map((path) => path.map((v) => clamp(v, lo, hi))),
     },
   };
 }

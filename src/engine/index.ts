@@ -155,7 +155,6 @@ function checkInfo(info: SeriesInfo): SeriesInfo {
   return info;
 }
 
-
 /**
  * The model `model` (default `auto`) stands for on `y` and the observations it needs: what
  * `forecastSeries` requires, and what a caller with no series to hand it (none read yet) should

@@ -5,6 +5,7 @@ import { checkAxisName, parseEntityId } from './entity-id';
 import type { AxisKind, AxisRecord } from './entity-store';
 import { gridOf, indexOf, parseTime, type Frequency } from './frequency';
 import { boundsText } from '../engine/guard';
+import { MAX_MAGNITUDE, MIN_MAGNITUDE } from '../engine/index';
 
 /** Most axes per entity, and per request (API.md: axes ≤ 32). */
 export const MAX_AXES = 32;
@@ -32,6 +33,10 @@ export function checkAxes(axes: readonly Axis[]): AxisRecord[] {
     if (lowerBound !== undefined && upperBound !== undefined && !(lowerBound < upperBound)) {
       throw invalidArgument(`axes[${i}].upper_bound`, `must be above lower_bound (${lowerBound}), got ${upperBound}`);
     }
+    // found by QA: [5e-324, 1e-299] was accepted, and every series in it was refused at query time
+    if (lowerBound !== undefined && upperBound !== undefined && lowerBound > -MIN_MAGNITUDE && upperBound < MIN_MAGNITUDE) {
+      throw invalidArgument(`axes[${i}]`, `bounds [${lowerBound}, ${upperBound}] hold no value the engine forecasts but 0 (magnitudes ${MIN_MAGNITUDE} to ${MAX_BOUND}): store the axis in another unit`);
+    }
     if (kind === 'count' && upperBound !== undefined && upperBound <= 0) {
       throw invalidArgument(`axes[${i}].upper_bound`, `a count axis's values are at least 0: an upper bound must be above 0, got ${upperBound}`);
     }
@@ -39,11 +44,8 @@ export function checkAxes(axes: readonly Axis[]): AxisRecord[] {
   });
 }
 
-/**
- * Largest magnitude of a bound: the engine forecasts values up to 1e100 in magnitude
- * (`MAX_MAGNITUDE`), so a bound beyond could never bind.
- */
-export const MAX_BOUND = 1e100;
+/** Largest magnitude of a bound: the engine forecasts values up to this magnitude, so a bound beyond could never bind. */
+export const MAX_BOUND = MAX_MAGNITUDE;
 
 /** One bound of an axis (`Axis.lower_bound`, `upper_bound`): unset, or finite, within ±`MAX_BOUND`, whole on a count axis. */
 function checkBound(value: number | undefined, kind: AxisKind, field: string): number | undefined {
@@ -54,8 +56,6 @@ function checkBound(value: number | undefined, kind: AxisKind, field: string): n
   // -0 as 0: the same bound, one way to store and print it
   return value + 0;
 }
-
-
 
 /** Parents of a CreateEntity request: valid, unique, not the entity itself. */
 export function checkParents(parents: readonly string[], self: string): string[] {

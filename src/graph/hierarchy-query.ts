@@ -18,13 +18,13 @@ import type { SeriesInfo } from '../engine/types';
 import type { ForecastJobResult } from '../oracle/forecast-job';
 import type { ForecastPool } from '../oracle/forecast-pool';
 import type { LoadedSeries, SeriesLoader } from '../oracle/series-loader';
-import { axisInfo, boundsOf, seasonalInfo, seedOf, type AxisShape } from '../oracle/engine-info';
+import { axisInfo, seasonalInfo, seedOf } from '../oracle/engine-info';
 import { ServiceError } from '../rpc/errors';
 import { SharedRuns } from '../shared-runs';
 import { loadHierarchy, type Hierarchy } from './hierarchy-graph';
 import type { AxisReconcileOutput } from './hierarchy-reconcile';
 import { axisHierarchy, type AxisHierarchy, type AxisNode } from './hierarchy-series';
-import { NODE_MODEL, nodeJob, runNodeJob } from './node-jobs';
+import { fittedShape, NODE_MODEL, nodeBounds, nodeJob, ownAxis, runNodeJob, type NodeReplay } from './node-jobs';
 import type { ReconcilePool } from './reconcile-pool';
 import type { RelationStore } from './relation-store';
 
@@ -49,11 +49,7 @@ export interface DepthQuery {
    * Forensics: fit every node afresh (no fit or answer cache is read or written) with the
    * model specification recorded for its (entity, axis), `auto` where none is.
    */
-  readonly replay?: {
-    readonly specOf: (entity: string, axis: string) => string | undefined;
-    /** The bounds recorded for the node (a node without data of its own may have had others then). */
-    readonly boundsOf: (entity: string, axis: string) => AxisBounds;
-  };
+  readonly replay?: NodeReplay;
   /**
    * Aborted when the answer is no longer wanted (the caller went away, its deadline passed): fits
    * not yet started are dropped and a reconciliation running is stopped (`ThreadRpc`).
@@ -179,7 +175,7 @@ export class DepthQueries {
           l: q.levels,
           // the warnings too: an entity left out (no data) changes them, not the nodes
           // and each node's bounds: a node without data of its own may change them
-          a: axes.map((a) => [a.axis, a.kind, a.nodes.map((n) => [n.entity, n.level, n.own, n.series.digest, n.leaves, n.bottom, nodeBounds(hierarchy, q, a.axis, n.entity) ?? null]), a.warnings]),
+          a: axes.map((a) => [a.axis, a.kind, a.nodes.map((n) => [n.entity, n.level, n.own, n.series.digest, n.leaves, n.bottom, nodeBounds(hierarchy, q.replay, a.axis, n.entity) ?? null]), a.warnings]),
         }),
       )
       .digest('hex');
@@ -214,7 +210,7 @@ export class DepthQueries {
           return { ok: false as const, reason: `its data end ${steps - q.horizon} steps before the others'; at most ${MAX_NODE_HORIZON} steps are forecast` };
         }
         const replay = q.replay ? { fresh: true, model: q.replay.specOf(n.entity, a.axis) ?? NODE_MODEL } : {};
-        return runNodeJob(this.deps.pool, nodeJob(hierarchy.records.get(n.entity)!, fittedShape(hierarchy, q, a, n), n.series, steps, { levels: [], detail: { draws: DEFAULT_DRAWS, originDraws: ORIGIN_DRAWS }, ...replay }), { owner: q.accountId, signal });
+        return runNodeJob(this.deps.pool, nodeJob(hierarchy.records.get(n.entity)!, fittedShape(hierarchy, q.replay, a, n), n.series, steps, { levels: [], detail: { draws: DEFAULT_DRAWS, originDraws: ORIGIN_DRAWS }, ...replay }), { owner: q.accountId, signal });
       }),
     );
     const rootOutcome = outcomes[0];
@@ -231,15 +227,21 @@ export class DepthQueries {
     });
     const members = new Set(kept.map((k) => k.node.entity));
     const nodes = kept.map((k) => ({ ...k.node, bottom: isBottom(hierarchy, k.node.entity, members) }));
+    const leaves = [...new Set(nodes.flatMap((n) => n.leaves))];
     const reconciled = await this.deps.reconcile.call({
       kind: a.kind,
       method: q.method,
       horizon: q.horizon,
       seed: seedOf(nodes[0].series.digest),
-      nonNegativeLeaves: [...new Set(nodes.flatMap((n) => n.leaves))].filter((l) => floorsAtZero(a.inputs.get(l)!.values)),
+      nonNegativeLeaves: leaves.filter((l) => floorsAtZero(a.inputs.get(l)!.values)),
+      // a leaf has data of its own, so its bounds cannot have changed since (a replay meets the same)
+      leafBounds: leaves.flatMap((l) => {
+        const b = nodeBounds(hierarchy, undefined, a.axis, l);
+        return b ? [[l, b] as const] : [];
+      }),
       nodes: kept.map((k, i) => {
         const d = k.result.detail!;
-        const bounds = nodeBounds(hierarchy, q, a.axis, k.node.entity);
+        const bounds = nodeBounds(hierarchy, q.replay, a.axis, k.node.entity);
         return { entity: k.node.entity, leaves: nodes[i].leaves, bottom: nodes[i].bottom, start: k.node.series.firstIndex, mean: d.mean, grid: d.grid, residuals: d.residuals, origins: d.origins, bounds };
       }),
       report: report ? { levels: q.levels, thresholds: kept.map((_, i) => (i === 0 ? q.thresholds : undefined)) } : undefined,
@@ -302,39 +304,10 @@ export class DepthQueries {
         aggregated: !n.own,
         result: { ...o.results[k], detail: undefined },
         seed: o.seeds[k],
-        info: axisInfo(hierarchy.records.get(n.entity)!, fittedShape(hierarchy, q, o.hierarchy, n)),
-        bounds: nodeBounds(hierarchy, q, o.hierarchy.axis, n.entity),
+        info: axisInfo(hierarchy.records.get(n.entity)!, fittedShape(hierarchy, q.replay, o.hierarchy, n)),
+        bounds: nodeBounds(hierarchy, q.replay, o.hierarchy.axis, n.entity),
       })),
     );
     return { forecast, descendants, method: first.reconciled.method, inputs, models };
   }
-}
-
-/** Axis `name` of `entity` as the entity defines it (undefined: it has none, its node is a sum). */
-function ownAxis(hierarchy: Hierarchy, entity: string, name: string): AxisRecord | undefined {
-  return hierarchy.records.get(entity)!.axes.find((a) => a.name === name);
-}
-
-/** An axis's bounds, as the engine takes them (undefined: none). */
-type AxisBounds = SeriesInfo['bounds'];
-
-/**
- * The bounds node `entity`'s answer is censored to: its axis's, or in a replay those recorded
- * (a node without data of its own may have changed them since; one with data cannot).
- */
-function nodeBounds(hierarchy: Hierarchy, q: Pick<DepthQuery, 'replay'>, axis: string, entity: string): AxisBounds {
-  if (q.replay) return q.replay.boundsOf(entity, axis);
-  const own = ownAxis(hierarchy, entity, axis);
-  return own ? boundsOf(own) : undefined;
-}
-
-/**
- * What a node's model is told of its axis: its kind, and its bounds (`nodeBounds`) when the node
- * is forecast from its own data; the kind alone when it is forecast from the sum of its leaves,
- * which its bounds do not describe (a sum of shares is no share; its reconciled forecast is still
- * censored to them, `censorToNodeBounds`).
- */
-function fittedShape(hierarchy: Hierarchy, q: Pick<DepthQuery, 'replay'>, a: Pick<AxisHierarchy, 'axis' | 'kind'>, node: { readonly entity: string; readonly own: boolean }): AxisShape {
-  const bounds = node.own ? nodeBounds(hierarchy, q, a.axis, node.entity) : undefined;
-  return { kind: a.kind, lowerBound: bounds?.lower, upperBound: bounds?.upper };
 }

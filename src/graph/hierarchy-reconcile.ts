@@ -7,7 +7,7 @@
  * skill of the *reconciled* backtest forecasts over seasonal naive, max(0, 1 − Σ CRPS / Σ
  * CRPS_snaive) over the shared origins at the query's step.
  */
-import { atomsWhere, buildStructure, drawsStep, errorRows, reconcile, sampleCrps, type ReconcileMethod } from '../engine/reconcile/index';
+import { atomBounds, atomsWhere, buildStructure, drawsStep, errorRows, reconcile, sampleCrps, type ReconcileMethod } from '../engine/reconcile/index';
 import type { OriginDetail } from './node-detail';
 import type { SeriesInfo } from '../engine/types';
 import { boundsText } from '../engine/guard';
@@ -40,6 +40,8 @@ export interface AxisReconcileInput {
   readonly nodes: readonly ReconcileNode[];
   /** The leaves whose forecasts a depth-0 query censors at 0 (`floorsAtZero`): every draw of every node summing only these stays ≥ 0. */
   readonly nonNegativeLeaves: readonly string[];
+  /** The leaves with bounds (their axis's), and the bounds: every draw of every node summing only bounded leaves stays within their sum's. */
+  readonly leafBounds?: readonly (readonly [string, NonNullable<SeriesInfo['bounds']>])[];
   /** For the reported axis: summaries (per node thresholds, undefined = default) and confidence. */
   readonly report?: { readonly levels: readonly number[]; readonly thresholds: readonly (readonly number[] | undefined)[] };
 }
@@ -84,7 +86,9 @@ export function reconcileAxis(input: AxisReconcileInput): AxisReconcileOutput {
   ];
   const floored = new Set(input.nonNegativeLeaves);
   const nonNegative = atomsWhere(structure, (leaf) => floored.has(leaf as string));
-  const out = reconcile({ structure, method: input.method, errors, steps, kind, nonNegative, bounds: nodes.map((n) => n.bounds), seed: input.seed });
+  const leafBounds = new Map(input.leafBounds ?? []);
+  const bounds = { atomBounds: atomBounds(structure, (leaf) => leafBounds.get(leaf as string)), bounds: nodes.map((n) => n.bounds) };
+  const out = reconcile({ structure, method: input.method, errors, steps, kind, nonNegative, ...bounds, seed: input.seed });
   const [now, ...past] = out.steps;
   const result = { method: out.method, lambda: out.lambda, errorSource: out.errorSource, warnings: [...out.warnings], means: Array.from(now.means) };
   out.censored.forEach((moved, i) => {

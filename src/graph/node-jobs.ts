@@ -4,10 +4,12 @@
  * cache serves both: a depth query after depth-0 queries of its nodes refits nothing, and the
  * other way round.
  */
-import type { EntityRecord } from '../entities/entity-store';
+import type { AxisKind, AxisRecord, EntityRecord } from '../entities/entity-store';
+import type { SeriesInfo } from '../engine/types';
+import type { Hierarchy } from './hierarchy-graph';
 import type { ForecastJob, ForecastJobResult } from '../oracle/forecast-job';
 import { ForecastJobFailed, type ForecastPool, type RunOptions } from '../oracle/forecast-pool';
-import { axisInfo, fitKeyOf, seedOf, type AxisShape } from '../oracle/engine-info';
+import { axisInfo, boundsOf, fitKeyOf, seedOf, type AxisShape } from '../oracle/engine-info';
 import type { LoadedSeries } from '../oracle/series-loader';
 
 /** The model the service fits: the engine's automatic selection. */
@@ -43,4 +45,37 @@ export async function runNodeJob(pool: ForecastPool, job: ForecastJob, run: RunO
     if (e.name === 'InvalidSeriesError') return { ok: false, reason: e.message };
     throw err;
   }
+}
+
+/** What a replay (forensics) recorded of a depth query's nodes. */
+export interface NodeReplay {
+  readonly specOf: (entity: string, axis: string) => string | undefined;
+  /** The bounds recorded for the node (a node without data of its own may have had others then). */
+  readonly boundsOf: (entity: string, axis: string) => SeriesInfo['bounds'];
+}
+
+/** Axis `name` of `entity` as the entity defines it (undefined: it has none, its node is a sum). */
+export function ownAxis(hierarchy: Pick<Hierarchy, 'records'>, entity: string, name: string): AxisRecord | undefined {
+  return hierarchy.records.get(entity)!.axes.find((a) => a.name === name);
+}
+
+/**
+ * The bounds node `entity`'s answer is censored to: its axis's, or in a replay those recorded
+ * (a node without data of its own may have changed them since; one with data cannot).
+ */
+export function nodeBounds(hierarchy: Pick<Hierarchy, 'records'>, replay: NodeReplay | undefined, axis: string, entity: string): SeriesInfo['bounds'] {
+  if (replay) return replay.boundsOf(entity, axis);
+  const own = ownAxis(hierarchy, entity, axis);
+  return own ? boundsOf(own) : undefined;
+}
+
+/**
+ * What a node's model is told of its axis: its kind, and its bounds (`nodeBounds`) when the node
+ * is forecast from its own data; the kind alone when it is forecast from the sum of its leaves,
+ * which its bounds do not describe (a sum of shares is no share; its reconciled forecast is still
+ * censored to them, `censorToNodeBounds`).
+ */
+export function fittedShape(hierarchy: Pick<Hierarchy, 'records'>, replay: NodeReplay | undefined, axis: { readonly axis: string; readonly kind: AxisKind }, node: { readonly entity: string; readonly own: boolean }): AxisShape {
+  const bounds = node.own ? nodeBounds(hierarchy, replay, axis.axis, node.entity) : undefined;
+  return { kind: axis.kind, lowerBound: bounds?.lower, upperBound: bounds?.upper };
 }

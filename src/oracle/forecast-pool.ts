@@ -15,6 +15,7 @@ import { onAbort } from '../abort';
 import { FairQueue } from '../fair-queue';
 import type { ForecastJob, ForecastJobError, ForecastJobResult, WorkerReply } from './forecast-job';
 import { workerScript } from '../worker-script';
+import { boundsKey } from './engine-info';
 
 /** An engine error re-raised on the main thread. */
 export class ForecastJobFailed extends Error {
@@ -144,7 +145,7 @@ export class ForecastPool {
         return result;
       });
     }
-    const censor = job.censor ? `|c${job.censor.lower ?? ''},${job.censor.upper ?? ''}` : '';
+    const censor = job.censor ? `|c${boundsKey(job.censor)}` : '';
     const key = `${job.fitKey}|${job.thresholds?.join(',') ?? 'default'}|${job.levels.join(',')}|${job.detail ? `d${job.detail.draws}/${job.detail.originDraws}` : ''}${censor}`;
     const cached = this.summaries.get(key);
     if (cached) {

@@ -3,7 +3,7 @@
  * reconciled draws, and the CRPS of a set of draws. Pure.
  */
 import { EmpiricalStep } from '../distributions/empirical-step';
-import { ClampedStep } from '../guard';
+import { CensoredStep, ClampedStep } from '../guard';
 import type { StepDistribution } from '../types';
 
 /** K stratified draws of `step`: its quantiles at (j + ½)/K, ascending. */
@@ -22,7 +22,8 @@ export function quantileGrid(step: StepDistribution, K: number): Float64Array {
  * reconciled median −31 where its depth-0 one is 139, at 1,000 steps.
  */
 export function baseDraws(step: StepDistribution, K: number): { readonly mean: number; readonly grid: Float64Array } {
-  const law = step instanceof ClampedStep ? step.unfloored() : step;
+  // a series' bounds likewise (`CensoredStep.uncensored`): set on the reconciled draws instead
+  const law = step instanceof CensoredStep ? step.uncensored() : step instanceof ClampedStep ? step.unfloored() : step;
   return { mean: law.mean, grid: quantileGrid(law, K) };
 }
 

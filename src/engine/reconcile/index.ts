@@ -11,9 +11,10 @@ import { buildReconciler, type ReconcileMethod } from './methods';
 import { independentRanks, reconcileDraws, residualCopula, type CopulaRanks, type ReconciledDraws } from './probabilistic';
 import type { ErrorRows } from './errors';
 import type { HierarchyStructure } from './structure';
+import { clamp } from '../guard';
 import type { SeriesInfo } from '../types';
 
-export { buildStructure, aggregate, atomsWhere, type HierarchyStructure } from './structure';
+export { buildStructure, aggregate, atomBounds, atomsWhere, type HierarchyStructure } from './structure';
 export { RECONCILE_METHODS, buildReconciler, type ReconcileMethod, type Reconciler } from './methods';
 export { baseDraws, drawsStep, quantileGrid, sampleCrps } from './draws';
 export { errorRows, MIN_BACKTEST_ROWS, type ErrorRows, type NodeErrors } from './errors';
@@ -46,8 +47,14 @@ export interface ReconcileInput {
    */
   readonly nonNegative?: Uint8Array;
   /**
+   * Per atom, the bounds of its leaves' values (`atomBounds`): set on the atoms' reconciled draws
+   * after the 0 floor, so every node summing them stays coherent (`probabilistic.ts`).
+   */
+  readonly atomBounds?: readonly (SeriesInfo['bounds'] | undefined)[];
+  /**
    * Per node, the values it can take (`SeriesInfo.bounds`), undefined where it has none: its
-   * reconciled draws are censored to them after reconciliation (`censorToNodeBounds`).
+   * reconciled draws are censored to them last (`censorToNodeBounds`); a node whose bounds are
+   * its atoms' (a leaf) is within them already.
    */
   readonly bounds?: readonly (SeriesInfo['bounds'] | undefined)[];
   /** Seed of the copula's random times and tie keys. */
@@ -85,7 +92,7 @@ export function reconcile(input: ReconcileInput): ReconcileOutput {
     copulas.set(K, ranks);
     return ranks;
   };
-  const reconciled = steps.map((s) => reconcileDraws(reconciler, s.means, s.draws, copulaFor(s.draws[0]?.length ?? 0), input.kind, input.nonNegative));
+  const reconciled = steps.map((s) => reconcileDraws(reconciler, s.means, s.draws, copulaFor(s.draws[0]?.length ?? 0), input.kind, input.nonNegative, input.atomBounds));
   const censored = reconciled.map((s) => censorToNodeBounds(s, input.bounds ?? []));
   return {
     method: reconciler.method,
@@ -99,11 +106,11 @@ export function reconcile(input: ReconcileInput): ReconcileOutput {
 
 /**
  * Censor each bounded node's reconciled draws to its bounds, in place; returns per node how many
- * draws moved. Where none moved the node is untouched (so coherence, exact before, stays exact);
- * where some did, its mean moves by the draws' mean change and its draws no longer equal the sum
- * of its children's (or add up to its parent's) at those draws: a node's own bounds, a fact about
- * its data, take precedence over the sum. Bounds are applied after the 0 floor of non-negative
- * leaves (`nonNegative`), which keeps coherence and so comes first.
+ * draws moved. Where none moved the node is untouched (so coherence, exact before, stays exact):
+ * leaves are, their bounds set on the atoms already (`atomBounds`). Where some did (a node whose
+ * own bounds are tighter than its leaves' sum can reach), its mean moves by the draws' mean change
+ * and its draws no longer equal the sum of its children's (or add up to its parent's) at those
+ * draws: a node's own bounds, a fact about its data, take precedence over the sum.
  */
 export function censorToNodeBounds(step: ReconciledDraws, bounds: readonly (SeriesInfo['bounds'] | undefined)[]): number[] {
   return step.draws.map((draws, i) => {
@@ -114,13 +121,13 @@ export function censorToNodeBounds(step: ReconciledDraws, bounds: readonly (Seri
     let moved = 0;
     let shift = 0;
     for (let j = 0; j < draws.length; j++) {
-      const v = Math.min(hi, Math.max(lo, draws[j]));
+      const v = clamp(draws[j], lo, hi);
       if (v === draws[j]) continue;
       shift += v - draws[j];
       draws[j] = v;
       moved++;
     }
-    step.means[i] = Math.min(hi, Math.max(lo, step.means[i] + (moved > 0 ? shift / draws.length : 0)));
+    step.means[i] = clamp(step.means[i] + (moved > 0 ? shift / draws.length : 0), lo, hi);
     return moved;
   });
 }

@@ -32,6 +32,8 @@ import { Rng } from '../rng';
 import { completeRowIndices } from './covariance';
 import { atomsOf, type Reconciler } from './methods';
 import { aggregate } from './structure';
+import { clamp } from '../guard';
+import type { SeriesInfo } from '../types';
 
 /** Per node, for each joint draw j, which of its sorted base draws it takes. */
 export type CopulaRanks = readonly Int32Array[];
@@ -92,6 +94,8 @@ export function reconcileDraws(
   kind: 'continuous' | 'count',
   /** Per atom, 1 (or true) when its draws are censored at 0 (see the file comment); counts always are. */
   nonNegative?: ArrayLike<number | boolean>,
+  /** Per atom, the bounds of its leaves' values (`atomBounds`): its draws are censored to them, after the 0 floor. */
+  bounds?: readonly (SeriesInfo['bounds'] | undefined)[],
 ): ReconciledDraws {
   const { G, structure } = reconciler;
   const { nodes: n, atoms: m } = structure;
@@ -144,6 +148,19 @@ export function reconcileDraws(
         B[k] = 0;
         censored[a] = 1;
       }
+    }
+  }
+  // the leaves' own bounds, on the atoms' draws as the floor: every node summing them stays coherent
+  for (let a = 0; a < m; a++) {
+    const b = bounds?.[a];
+    if (!b) continue;
+    const lo = b.lower ?? -Infinity;
+    const hi = b.upper ?? Infinity;
+    for (let k = a * K; k < (a + 1) * K; k++) {
+      const v = clamp(B[k], lo, hi);
+      if (v === B[k]) continue;
+      B[k] = v;
+      censored[a] = 1;
     }
   }
   const draws = Array.from({ length: n }, () => new Float64Array(K));

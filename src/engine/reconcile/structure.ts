@@ -8,6 +8,8 @@
  */
 
 /** Nodes × atoms structure (see the file comment). */
+import type { SeriesInfo } from '../types';
+
 export interface HierarchyStructure {
   /** Number of nodes (rows of S). */
   readonly nodes: number;
@@ -76,6 +78,21 @@ export function buildStructure(leaves: readonly (readonly (string | number)[])[]
 /** Per atom, 1 when every leaf it stands for satisfies `test` (e.g. has a non-negative history), else 0. */
 export function atomsWhere(structure: HierarchyStructure, test: (leaf: string | number) => boolean): Uint8Array {
   return Uint8Array.from(structure.atomMembers, (leaves) => (leaves.every(test) ? 1 : 0));
+}
+
+/**
+ * Per atom, the bounds of the sum of its leaves (`boundsOf`: a leaf's own, undefined for none): a
+ * lower bound when every leaf has one (their sum), an upper bound likewise; undefined when neither.
+ */
+export function atomBounds(structure: HierarchyStructure, boundsOf: (leaf: string | number) => SeriesInfo['bounds']): (SeriesInfo['bounds'] | undefined)[] {
+  return structure.atomMembers.map((leaves) => {
+    const all = leaves.map(boundsOf);
+    const sum = (end: 'lower' | 'upper') => (all.every((b) => b?.[end] !== undefined) ? all.reduce((s, b) => s + b![end]!, 0) : undefined);
+    const lower = sum('lower');
+    const upper = sum('upper');
+    if (lower === undefined && upper === undefined) return undefined;
+    return { ...(lower === undefined ? {} : { lower }), ...(upper === undefined ? {} : { upper }) };
+  });
 }
 
 /** ỹ = S β for one atom vector β (length atoms): each node sums its atoms. */

@@ -5,7 +5,8 @@
  * draws censored per node (`censorToNodeBounds`).
  */
 import { describe, expect, test } from '@jest/globals';
-import { censorToBounds } from '../../../src/engine/guard';
+import { CensoredStep, ClampedStep, censorToBounds } from '../../../src/engine/guard';
+import { baseDraws } from '../../../src/engine/reconcile/draws';
 import { forecastSeries, InvalidSeriesError } from '../../../src/engine/index';
 import { censorToNodeBounds } from '../../../src/engine/reconcile/index';
 import { NormalStep } from '../../../src/engine/distributions/normal-step';
@@ -105,6 +106,19 @@ describe('censorToBounds', () => {
     expect(distribution.samplePaths(12, 0).map((p) => Array.from(p))[11]).toEqual([100, 100]);
     expect(Array.from(distribution.mean)).toEqual([95, 99]);
     expect(censorToBounds(pd, -Infinity, 200).cut).toBe(0);
+  });
+});
+
+describe('CensoredStep', () => {
+  test("its mean is the censored law's, E[min(Y, 100)]; reconciliation takes the law without the bounds or the band's 0 floor", () => {
+    const s = new CensoredStep(new NormalStep(99, 5), -Infinity, 100);
+    // E[min(Y, c)] = μ − σ (φ(z) − z (1 − Φ(z))), z = (c − μ)/σ = 0.2
+    expect(s.mean).toBeCloseTo(99 - 5 * (0.391043 - 0.2 * 0.420740), 2);
+    const floored = new ClampedStep(new NormalStep(1, 3), 0, 50, -50);
+    const { grid, mean } = baseDraws(new CensoredStep(floored, -Infinity, 1000), 200);
+    expect(grid.filter((v) => v < 0).length).toBeGreaterThan(50);
+    expect(grid.includes(0)).toBe(false);
+    expect(mean).toBe(1);
   });
 });
 
