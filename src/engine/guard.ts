@@ -111,8 +111,8 @@ export class ClampedStep implements StepDistribution {
   readonly mean: number;
   constructor(
     private readonly base: StepDistribution,
-    private readonly lo: number,
-    private readonly hi: number,
+    readonly lo: number,
+    readonly hi: number,
     /** The band's own lower end, when `lo` is the 0 floor of a non-negative history above it. */
     private readonly bandLower = lo,
   ) {
@@ -192,10 +192,12 @@ export function clamp(v: number, lo: number, hi: number): number {
 /**
  * A step censored to a series' own bounds [lo, hi] (`censorToBounds`): the probability beyond a
  * bound put on the bound (quantiles, cdf and P(Y < x) as `ClampedStep`). Unlike the band's
- * `ClampedStep`, `mean` is the censored law's own mean, E[min(max(Y, lo), hi)] (on the quantile
- * grid, when first read): a bound is a fact about the data, so the mean of what can be observed
- * is what a caller reads (found by review: a count axis bounded at 20 reported the unbounded
- * mean, 19.95 where E[min(Y, 20)] is 19.77).
+ * `ClampedStep`, `mean` moves by the law's expected excess beyond the bounds, E[(Y − hi)⁺] and
+ * E[(lo − Y)⁺] (on the quantile grid, when first read): E[min(max(Y, lo), hi)] where the base's
+ * mean is its law's, and exactly the base's where no bound can bind — so a bound that never binds
+ * changes no answer (found by QA: a count axis's mean, the point forecast of a model in logs,
+ * rose 3.4% when a bound of 100,000 was added), while one that binds lowers the mean by what lies
+ * beyond it (found by review: a count axis bounded at 20 reported the unbounded mean).
  */
 export class CensoredStep implements StepDistribution {
   private readonly clamped: ClampedStep;
@@ -208,7 +210,11 @@ export class CensoredStep implements StepDistribution {
     this.clamped = new ClampedStep(base, lo, hi);
   }
   get mean(): number {
-    this.known ??= quantileGridMean(this);
+    if (this.known === undefined) {
+      const { lo, hi } = this.clamped;
+      const excess = quantileGridMean(this.base, (q) => Math.max(0, q - hi) - Math.max(0, lo - q));
+      this.known = clamp(this.base.mean - excess, lo, hi);
+    }
     return this.known;
   }
   /**
@@ -242,11 +248,16 @@ export class CensoredStep implements StepDistribution {
 export function censorToBounds(pd: PredictiveDistribution, lo: number, hi: number): { distribution: PredictiveDistribution; cut: number } {
   let cut = 0;
   for (const s of pd.steps) if (s.quantile(0.025) < lo || s.quantile(0.975) > hi) cut++;
+  let mean: Float64Array | undefined;
   return {
     cut,
     distribution: {
       model: pd.model,
-      mean: Float64Array.from(pd.mean, (v) => clamp(v, lo, hi)),
+      // when first read: a count forecast's means cost a sum per step (`toCountDistribution`)
+      get mean(): Float64Array {
+        mean ??= Float64Array.from(pd.mean, (v) => clamp(v, lo, hi));
+        return mean;
+      },
       steps: pd.steps.map((s) => new CensoredStep(s, lo, hi)),
       intervalMethod: pd.intervalMethod,
       samplePaths: (n: number, seed: number) => pd.samplePaths(n, seed).map((path) => path.map((v) => clamp(v, lo, hi))),

@@ -10,7 +10,8 @@ import { boundsOf } from '../oracle/engine-info';
 import { ServiceError } from '../rpc/errors';
 import { loadHierarchy } from './hierarchy-graph';
 import { axisHierarchy } from './hierarchy-series';
-import { nodeJob, runNodeJob } from './node-jobs';
+import { nodeBounds, nodeJob, runNodeJob } from './node-jobs';
+import { intersectBounds, sumOfBounds } from '../engine/reconcile/index';
 import type { RelationStore } from './relation-store';
 
 /** One node's means and the reasons for any axis it lacks. */
@@ -54,11 +55,15 @@ export function nodeForecaster(deps: NodeForecastDeps): NodeForecaster {
             }
             let series = await deps.series.load(accountId, record, axis, asOf, signal);
             const own = series.nobs > 0;
+            // what the answer is censored to: the node's own bounds, and for a sum its leaves' bounds' sum too
+            let censor = boundsOf(axis);
             if (!own) {
               // no data of its own: the sum of its leaves, as a hierarchy would forecast it
               try {
                 const hierarchy = await loadHierarchy(deps.entities, deps.relations, accountId, record, signal);
-                series = (await axisHierarchy(hierarchy, 0, name, deps.series, accountId, asOf, signal)).nodes[0]?.series ?? series;
+                const node = (await axisHierarchy(hierarchy, 0, name, deps.series, accountId, asOf, signal)).nodes[0];
+                series = node?.series ?? series;
+                if (node) censor = intersectBounds(censor, sumOfBounds(node.leaves.map((l) => nodeBounds(hierarchy, undefined, name, l))));
               } catch (err) {
                 // the call is over (its deadline's error is a ServiceError too): not a warning of this node's
                 if (signal?.aborted || !(err instanceof ServiceError)) throw err;
@@ -70,8 +75,9 @@ export function nodeForecaster(deps: NodeForecastDeps): NodeForecaster {
               warnings.push(`${name}: ${entity} has no observations, and no leaf beneath it has any`);
               continue;
             }
-            // a sum's forecast is fitted without the node's bounds (they describe its own data), its answer censored to them
-            const job = own ? nodeJob(record, axis, series, horizon, { levels: [] }) : nodeJob(record, { kind: axis.kind }, series, horizon, { levels: [], censor: boundsOf(axis) });
+            // a sum's forecast is fitted without the node's bounds (they describe its own data), its answer
+            // censored to them and to what its leaves can sum to (found by QA: two [0, 100] leaves' parent at 201.6)
+            const job = own ? nodeJob(record, axis, series, horizon, { levels: [] }) : nodeJob(record, { kind: axis.kind }, series, horizon, { levels: [], censor });
             const outcome = await runNodeJob(deps.pool, job, { owner: accountId, signal });
             if (outcome.ok) axesResolved[name] = outcome.result.summary.mean;
             else warnings.push(`${name}: ${outcome.reason}`);

@@ -14,7 +14,7 @@ import type { HierarchyStructure } from './structure';
 import { clamp } from '../guard';
 import type { SeriesInfo } from '../types';
 
-export { buildStructure, aggregate, atomBounds, atomsWhere, type HierarchyStructure } from './structure';
+export { buildStructure, aggregate, atomBounds, atomsWhere, intersectBounds, sumOfBounds, type HierarchyStructure } from './structure';
 export { RECONCILE_METHODS, buildReconciler, type ReconcileMethod, type Reconciler } from './methods';
 export { baseDraws, drawsStep, quantileGrid, sampleCrps } from './draws';
 export { errorRows, MIN_BACKTEST_ROWS, type ErrorRows, type NodeErrors } from './errors';

@@ -85,14 +85,28 @@ export function atomsWhere(structure: HierarchyStructure, test: (leaf: string | 
  * lower bound when every leaf has one (their sum), an upper bound likewise; undefined when neither.
  */
 export function atomBounds(structure: HierarchyStructure, boundsOf: (leaf: string | number) => SeriesInfo['bounds']): (SeriesInfo['bounds'] | undefined)[] {
-  return structure.atomMembers.map((leaves) => {
-    const all = leaves.map(boundsOf);
-    const sum = (end: 'lower' | 'upper') => (all.every((b) => b?.[end] !== undefined) ? all.reduce((s, b) => s + b![end]!, 0) : undefined);
-    const lower = sum('lower');
-    const upper = sum('upper');
-    if (lower === undefined && upper === undefined) return undefined;
-    return { ...(lower === undefined ? {} : { lower }), ...(upper === undefined ? {} : { upper }) };
-  });
+  return structure.atomMembers.map((leaves) => sumOfBounds(leaves.map(boundsOf)));
+}
+
+type Bounds = NonNullable<SeriesInfo['bounds']>;
+
+/** The bounds of a sum of values each within `all`'s: an end where every value has one (their sum); undefined when neither. */
+export function sumOfBounds(all: readonly (Bounds | undefined)[]): Bounds | undefined {
+  const sum = (end: 'lower' | 'upper') => (all.length > 0 && all.every((b) => b?.[end] !== undefined) ? all.reduce((s, b) => s + b![end]!, 0) : undefined);
+  return boundsFrom(sum('lower'), sum('upper'));
+}
+
+/** Both bounds at once, the tighter end of each; `a`'s alone where they leave nothing between them (a node's own bounds over its leaves' sum). */
+export function intersectBounds(a: Bounds | undefined, b: Bounds | undefined): Bounds | undefined {
+  if (!a || !b) return a ?? b;
+  const lower = a.lower === undefined ? b.lower : b.lower === undefined ? a.lower : Math.max(a.lower, b.lower);
+  const upper = a.upper === undefined ? b.upper : b.upper === undefined ? a.upper : Math.min(a.upper, b.upper);
+  return lower !== undefined && upper !== undefined && !(lower < upper) ? a : boundsFrom(lower, upper);
+}
+
+function boundsFrom(lower: number | undefined, upper: number | undefined): Bounds | undefined {
+  if (lower === undefined && upper === undefined) return undefined;
+  return { ...(lower === undefined ? {} : { lower }), ...(upper === undefined ? {} : { upper }) };
 }
 
 /** ỹ = S β for one atom vector β (length atoms): each node sums its atoms. */

@@ -114,6 +114,9 @@ describe('CensoredStep', () => {
     const s = new CensoredStep(new NormalStep(99, 5), -Infinity, 100);
     // E[min(Y, c)] = μ − σ (φ(z) − z (1 − Φ(z))), z = (c − μ)/σ = 0.2
     expect(s.mean).toBeCloseTo(99 - 5 * (0.391043 - 0.2 * 0.420740), 2);
+    // a bound that cannot bind changes nothing, whatever the base's mean stands for (a model in logs: its median)
+    const median = { mean: 10, quantile: (p: number) => Math.exp(Math.log(10) + 0.5 * (p - 0.5)), cdf: (x: number) => Math.log(x / 10) / 0.5 + 0.5 };
+    expect(new CensoredStep(median, 0, 1e6).mean).toBe(10);
     const floored = new ClampedStep(new NormalStep(1, 3), 0, 50, -50);
     const { grid, mean } = baseDraws(new CensoredStep(floored, -Infinity, 1000), 200);
     expect(grid.filter((v) => v < 0).length).toBeGreaterThan(50);
