@@ -13,10 +13,11 @@ curl -sS --fail-with-body -X POST "$API/v1/entities" -H "$AUTH" -H "$JSON" \
        "axes":[{"name":"demand","unit":"units","kind":"count"}]}'
 echo
 
-# eight weeks of observations, all or nothing; each accepted batch gets a new data revision.
+# eight weeks of observations (a weekly cycle, a trend, a little noise), all or nothing; each
+# accepted batch gets a new data revision.
 # With an Idempotency-Key a retry within 24 hours replays the first answer (Idempotent-Replayed: true).
 rows=$(for d in $(seq 0 55); do
-  printf '{"axis":"demand","time":"%s","value":%d},' "$(date -u -d "2026-01-01 + $d days" +%Y-%m-%dT00:00:00Z)" $((40 + d % 7 * 3 + d / 7))
+  printf '{"axis":"demand","time":"%s","value":%d},' "$(date -u -d "2026-01-01 + $d days" +%Y-%m-%dT00:00:00Z)" $((40 + d % 7 * 3 + d / 7 + d * 37 % 5))
 done)
 curl -sS --fail-with-body -X POST "$API/v1/entities/store:curl-example/observations" -H "$AUTH" -H "$JSON" \
   -H 'Idempotency-Key: curl-example-batch-1' -d "{\"observations\":[${rows%,}]}"
@@ -38,13 +39,13 @@ curl -sS --fail-with-body -X POST "$API/v1/entities" -H "$AUTH" -H "$JSON" \
        "axes":[{"name":"cpu","unit":"%","lower_bound":0,"upper_bound":100}]}'
 echo
 rows=$(for d in $(seq 0 55); do
-  printf '{"axis":"cpu","time":"%s","value":%d},' "$(date -u -d "2026-01-01 + $d days" +%Y-%m-%dT00:00:00Z)" $((38 + d + d % 7))
+  printf '{"axis":"cpu","time":"%s","value":%d},' "$(date -u -d "2026-01-01 + $d days" +%Y-%m-%dT00:00:00Z)" $((40 + d + d * 37 % 9 - 4))
 done)
 curl -sS --fail-with-body -X POST "$API/v1/entities/server:curl-example/observations" -H "$AUTH" -H "$JSON" \
   -H 'Idempotency-Key: curl-example-cpu-1' -d "{\"observations\":[${rows%,}]}"
 echo
 curl -sS --fail-with-body -X POST "$API/v1/oracle/query" -H "$AUTH" -H "$JSON" \
-  -d '{"entity":"server:curl-example","horizon":7,"quantiles":[0.5,0.99]}'   # the 99% quantile: at most 100
+  -d '{"entity":"server:curl-example","horizon":7,"quantiles":[0.5,0.99]}'   # the 99% quantile: 100, no more
 echo
 
 curl -sS --fail-with-body "$API/v1/entities?type=store&page_size=50" -H "$AUTH"   # lists are paginated too

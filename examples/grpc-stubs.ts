@@ -24,7 +24,7 @@ async function main(): Promise<void> {
   // fromPartial fills in the proto3 defaults of the fields left out.
   await call(entities.createEntity.bind(entities), CreateEntityRequest.fromPartial({ entity, frequency: 'P1D', axes: [{ name: 'demand', kind: 'count' }] }));
   const start = Date.UTC(2026, 0, 1);
-  const observations = Array.from({ length: 56 }, (_, d) => ({ axis: 'demand', time: new Date(start + d * 86_400_000).toISOString(), value: 40 + (d % 7) * 3 }));
+  const observations = Array.from({ length: 56 }, (_, d) => ({ axis: 'demand', time: new Date(start + d * 86_400_000).toISOString(), value: 40 + (d % 7) * 3 + ((d * 37) % 5) }));
   const ingested = await call<IngestObservationsRequest, IngestObservationsResponse>(entities.ingestObservations.bind(entities), IngestObservationsRequest.fromPartial({ entity, observations }));
   console.log(`ingested ${ingested.accepted} observations (data revision ${ingested.revision})`);
   const answer = await call<QueryRequest, QueryResponse>(oracle.query.bind(oracle), QueryRequest.fromPartial({ entity, horizon: 7 }));

@@ -16,7 +16,7 @@ async function main(): Promise<void> {
 
   // Eight weeks of daily demand. The idempotency key makes a retry of this call safe.
   const start = Date.UTC(2026, 0, 1);
-  const observations = Array.from({ length: 56 }, (_, d) => ({ axis: 'demand', time: new Date(start + d * 86_400_000).toISOString(), value: 40 + (d % 7) * 3 + Math.floor(d / 7) }));
+  const observations = Array.from({ length: 56 }, (_, d) => ({ axis: 'demand', time: new Date(start + d * 86_400_000).toISOString(), value: 40 + (d % 7) * 3 + Math.floor(d / 7) + ((d * 37) % 5) }));
   const ingested = await api.entityService.ingestObservations({ entity, observations }, { idempotencyKey: 'rest-client-example-batch-1' });
   console.log(`ingested ${ingested.accepted} observations (data revision ${ingested.revision})`);
 

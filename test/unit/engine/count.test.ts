@@ -37,7 +37,10 @@ test('count mean: E[max(0, round(Y))]', () => {
   let e = 0;
   for (let k = 1; k < 40; k++) e += 1 - base.cdf(k - 0.5);
   assert.ok(Math.abs(c.mean - e) < 1e-12);
-  assert.equal(new CountStep(new NormalStep(1000, 5)).mean, 1000);
+  assert.ok(Math.abs(new CountStep(new NormalStep(1000, 5)).mean - 1000) < 1e-9);
+  // far from 0: the continuous law's own mean, not the base's \`mean\` (for a model in logs, its median)
+  const logUniform = { mean: 10, quantile: (p: number) => 10 * Math.exp(0.5 * (p - 0.5)), cdf: (x: number) => Math.min(1, Math.max(0, Math.log(x / 10) / 0.5 + 0.5)) };
+  assert.ok(Math.abs(new CountStep(logUniform).mean - 10 * (Math.exp(0.25) - Math.exp(-0.25)) / 0.5) < 1e-3);
   const wide = new CountStep(new NormalStep(1e5, 1e5));
   assert.ok(wide.mean > 1e5 && wide.mean < 1.1e5, `${wide.mean}`);
 });
