@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The REST API with curl. Creates its own entity (store:curl-example), so the demo data stays as
-# it is; running it again updates the same entity. Needs FORECAST_KEY; FORECAST_URL defaults to
-# http://127.0.0.1:8080.   bash examples/curl.sh
+# The REST API with curl. Creates its own entities (store:curl-example, server:curl-example), so
+# the demo data stays as it is; running it again updates the same entities. Needs FORECAST_KEY;
+# FORECAST_URL defaults to http://127.0.0.1:8080.   bash examples/curl.sh
 set -euo pipefail
 API=${FORECAST_URL:-http://127.0.0.1:8080}
 AUTH="Authorization: Bearer $FORECAST_KEY"

@@ -179,9 +179,14 @@ const ZERO: StepDistribution = {
 export function closePositions(pd: PredictiveDistribution, closed: readonly number[], start: number, period: number): PredictiveDistribution {
   const at = new Set(closed);
   const shut = pd.steps.map((_, k) => at.has((start + k) % period));
+  let mean: Float64Array | undefined;
   return {
     model: pd.model,
-    mean: pd.mean.map((v, k) => (shut[k] ? 0 : v)),
+    // when first read, as the count law's own means are (`toCountDistribution`)
+    get mean(): Float64Array {
+      mean ??= pd.mean.map((v, k) => (shut[k] ? 0 : v));
+      return mean;
+    },
     steps: pd.steps.map((s, k) => (shut[k] ? ZERO : s)),
     intervalMethod: pd.intervalMethod,
     samplePaths: (n: number, seed: number) => pd.samplePaths(n, seed).map((path) => path.map((v, k) => (shut[k] ? 0 : v))),

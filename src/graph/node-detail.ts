@@ -7,6 +7,7 @@
  */
 import type { ForecastResult } from '../engine/index';
 import { crps } from '../engine/metrics';
+import { runningMean } from '../engine/math/stats';
 import { baseDraws, quantileGrid } from '../engine/reconcile/index';
 
 /**
@@ -51,11 +52,14 @@ export function nodeDetail(result: ForecastResult, series: ArrayLike<number>, h:
     const at = (k: number) => (o.origin + k < series.length ? series[o.origin + k] : NaN);
     const actual = at(h - 1);
     const baseline = o.baseline?.steps[h - 1];
+    const grid = quantileGrid(o.forecast.steps[h - 1], request.originDraws);
     return {
       origin: o.origin,
       errors: Float64Array.from({ length: h }, (_, k) => at(k) - o.forecast.mean[k]),
-      mean: o.forecast.mean[h - 1],
-      grid: quantileGrid(o.forecast.steps[h - 1], request.originDraws),
+      // the draws' own mean, as the target step's law mean (`baseDraws`): not the point forecast,
+      // a median for models in logs, on which the draws would be re-centred 3% low
+      mean: runningMean(grid),
+      grid,
       actual,
       baselineCrps: baseline && Number.isFinite(actual) ? crps(baseline, actual) : NaN,
     };

@@ -80,6 +80,14 @@ function gridMean(base: StepDistribution): number {
   return quantileGridMean(base, (q) => Math.max(0, Math.round(q)));
 }
 
+/**
+ * A law's own mean: a count law's (exact where it can be), else on the quantile grid — not a
+ * step's `mean`, which for a model fitted in logs is its median.
+ */
+export function lawMean(law: StepDistribution): number {
+  return law instanceof CountStep ? law.mean : quantileGridMean(law);
+}
+
 /** Discretise one step unless it already is a count step. */
 export function toCountStep(step: StepDistribution): StepDistribution {
   return step instanceof CountStep ? step : new CountStep(step);

@@ -4,6 +4,7 @@
  */
 import { EmpiricalStep } from '../distributions/empirical-step';
 import { CensoredStep, ClampedStep } from '../guard';
+import { lawMean } from '../distributions/count';
 import type { StepDistribution } from '../types';
 
 /** K stratified draws of `step`: its quantiles at (j + ½)/K, ascending. */
@@ -13,18 +14,19 @@ export function quantileGrid(step: StepDistribution, K: number): Float64Array {
 
 /**
  * A node's base forecast of one step as reconciliation takes it: K stratified draws
- * (`quantileGrid`) and their law's mean. A forecast the plausibility band censors at a
- * non-negative history's 0 (`guard.ts`) is taken without that floor: its draws are then the
- * model's (re-centred on its point forecast, they stay where the model put them), and the floor
- * is set on the reconciled draws instead, where every node can keep it coherently
- * (`probabilistic.ts`). Why: re-centring the floored law (whose mean is above the point
- * forecast) on the point forecast moved its atom at 0 below 0 by the whole gap — a leaf's
- * reconciled median −31 where its depth-0 one is 139, at 1,000 steps.
+ * (`quantileGrid`) and their law's mean (the quantile grid's, as a depth-0 answer's
+ * `axes_resolved`; a count law's own). Not the step's `mean`: for a model fitted in logs that is
+ * its median, and the draws re-centred on it moved 3% down (found by review: a log-model leaf's
+ * reconciled quantiles under its depth-0 ones, and sums of medians reconciled as means). A
+ * forecast the plausibility band censors at a non-negative history's 0 (`guard.ts`) is taken
+ * without that floor, and the floor is set on the reconciled draws instead, where every node can
+ * keep it coherently (`probabilistic.ts`). Why: re-centring the floored law on another mean moved
+ * its atom at 0 below 0 by the whole gap — a leaf's reconciled median −31 where its depth-0 one is
+ * 139, at 1,000 steps. A series' bounds likewise (`CensoredStep.uncensored`).
  */
 export function baseDraws(step: StepDistribution, K: number): { readonly mean: number; readonly grid: Float64Array } {
-  // a series' bounds likewise (`CensoredStep.uncensored`): set on the reconciled draws instead
   const law = step instanceof CensoredStep ? step.uncensored() : step instanceof ClampedStep ? step.unfloored() : step;
-  return { mean: law.mean, grid: quantileGrid(law, K) };
+  return { mean: lawMean(law), grid: quantileGrid(law, K) };
 }
 
 /**

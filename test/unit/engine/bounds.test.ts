@@ -7,6 +7,8 @@
 import { describe, expect, test } from '@jest/globals';
 import { CensoredStep, ClampedStep, censorToBounds } from '../../../src/engine/guard';
 import { baseDraws } from '../../../src/engine/reconcile/draws';
+import { quantileGridMean } from '../../../src/engine/distributions/moments';
+import { normalQuantile } from '../../../src/engine/math/normal';
 import { forecastSeries, InvalidSeriesError } from '../../../src/engine/index';
 import { censorToNodeBounds } from '../../../src/engine/reconcile/index';
 import { NormalStep } from '../../../src/engine/distributions/normal-step';
@@ -114,14 +116,17 @@ describe('CensoredStep', () => {
     const s = new CensoredStep(new NormalStep(99, 5), -Infinity, 100);
     // E[min(Y, c)] = μ − σ (φ(z) − z (1 − Φ(z))), z = (c − μ)/σ = 0.2
     expect(s.mean).toBeCloseTo(99 - 5 * (0.391043 - 0.2 * 0.420740), 2);
-    // a bound that cannot bind changes nothing, whatever the base's mean stands for (a model in logs: its median)
+    // the law's mean, not the base's \`mean\` (a model in logs: its median): a bound that cannot bind changes nothing ...
     const median = { mean: 10, quantile: (p: number) => Math.exp(Math.log(10) + 0.5 * (p - 0.5)), cdf: (x: number) => Math.log(x / 10) / 0.5 + 0.5 };
-    expect(new CensoredStep(median, 0, 1e6).mean).toBe(10);
+    expect(new CensoredStep(median, 0, 1e6).mean).toBe(quantileGridMean(median));
+    // ... and one that binds gives E[min(Y, b)] (a lognormal of median 100, σ 1, at 120: 85.41; found by review: 20.65)
+    const lognormal = { mean: 100, quantile: (p: number) => 100 * Math.exp(normalQuantile(p)), cdf: () => NaN };
+    expect(new CensoredStep(lognormal, -Infinity, 120).mean).toBeCloseTo(85.41, 1);
     const floored = new ClampedStep(new NormalStep(1, 3), 0, 50, -50);
     const { grid, mean } = baseDraws(new CensoredStep(floored, -Infinity, 1000), 200);
     expect(grid.filter((v) => v < 0).length).toBeGreaterThan(50);
     expect(grid.includes(0)).toBe(false);
-    expect(mean).toBe(1);
+    expect(mean).toBeCloseTo(1, 12);
   });
 });
 

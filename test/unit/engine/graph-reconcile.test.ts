@@ -12,6 +12,7 @@ import { cholesky, choleskySolve } from '../../../src/engine/reconcile/linalg';
 import { EmpiricalStep } from '../../../src/engine/distributions/empirical-step';
 import { NormalStep } from '../../../src/engine/distributions/normal-step';
 import { ClampedStep } from '../../../src/engine/guard';
+import { quantileGridMean } from '../../../src/engine/distributions/moments';
 import { summariseStep } from '../../../src/oracle/summary';
 import { Rng } from '../../../src/engine/rng';
 
@@ -244,11 +245,13 @@ describe('probabilistic reconciliation', () => {
     const wide = new ClampedStep(new NormalStep(10, 12), 0, Infinity, -200);
     const base = baseDraws(wide, K);
     assert.deepEqual(base.grid, quantileGrid(new NormalStep(10, 12), K));
-    assert.equal(base.mean, 10);
-    // a step with no floor above the band, or no band, is taken as it is
+    // the law's own mean (on the quantile grid), so the draws are not moved
+    close(base.mean, 10, 1e-12);
+    // a step with no floor above the band, or no band, is taken as it is, with its law's mean
     const banded = new ClampedStep(new NormalStep(10, 12), 5, 30);
-    assert.deepEqual(baseDraws(banded, K), { mean: 10, grid: quantileGrid(banded, K) });
-    assert.equal(baseDraws(new NormalStep(10, 12), K).mean, 10);
+    assert.deepEqual(baseDraws(banded, K), { mean: quantileGridMean(banded), grid: quantileGrid(banded, K) });
+    assert.ok(quantileGridMean(banded) > 12, "the band's atom at 5 lifts the mean");
+    close(baseDraws(new NormalStep(10, 12), K).mean, 10, 1e-12);
     // bottom-up of two such leaves: each gets its depth-0 quantiles back, and the censored law's mean
     const leaves = [10, 5].map((m) => new ClampedStep(new NormalStep(m, 12), 0, Infinity, -200));
     const structure = simple();
