@@ -174,8 +174,15 @@ export class DepthQueries {
           t: q.thresholds ?? null,
           l: q.levels,
           // the warnings too: an entity left out (no data) changes them, not the nodes
-          // and each node's bounds: a node without data of its own may change them
-          a: axes.map((a) => [a.axis, a.kind, a.nodes.map((n) => [n.entity, n.level, n.own, n.series.digest, n.leaves, n.bottom, nodeBounds(hierarchy, q.replay, a.axis, n.entity) ?? null]), a.warnings]),
+          // and each node's bounds (a node without data of its own may change them) and each leaf's
+          // (a leaf deleted and made again with the same data may have others)
+          a: axes.map((a) => [
+            a.axis,
+            a.kind,
+            a.nodes.map((n) => [n.entity, n.level, n.own, n.series.digest, n.leaves, n.bottom, nodeBounds(hierarchy, q.replay, a.axis, n.entity) ?? null]),
+            [...new Set(a.nodes.flatMap((n) => n.leaves))].map((l) => nodeBounds(hierarchy, undefined, a.axis, l) ?? null),
+            a.warnings,
+          ]),
         }),
       )
       .digest('hex');

@@ -349,6 +349,21 @@ test('depth ≥ 1: every node is held to its own bounds; a parent forecast from 
   for (const protocol of PROTOCOLS) expect((await reproduce(protocol, first[protocol])).data.reproduced).toBe(true);
 });
 
+test("a leaf beneath the query's depth, deleted and made again with the same data but tighter bounds: the next answer follows them (no stale cached answer)", async () => {
+  await ok(createEntity('rest', 'cluster:deep', [{ name: 'cpu' }]));
+  await ok(rest(t, key, { method: 'POST', path: '/v1/entities', body: { entity: 'rack:deep', frequency: 'P1D', axes: [{ name: 'cpu' }], parents: ['cluster:deep'] } }));
+  const leaf = async (upper: number) => {
+    await ok(rest(t, key, { method: 'POST', path: '/v1/entities', body: { entity: 'node:deep', frequency: 'P1D', axes: [{ name: 'cpu', lower_bound: 0, upper_bound: upper }], parents: ['rack:deep'] } }));
+    await ok(ingest('rest', 'node:deep', series(120, (i) => Math.min(80, climbing(i)))));
+  };
+  const q99 = async () => read(await ok(oracleQuery(t, key, 'rest', { entity: 'cluster:deep', depth: 1, horizon: 14, quantiles: [0.99] }))).q['0.99'];
+  await leaf(1000);
+  expect(await q99()).toBeGreaterThan(80);
+  await ok(rest(t, key, { method: 'DELETE', path: '/v1/entities/node:deep' }));
+  await leaf(80);
+  expect(await q99()).toBeLessThanOrEqual(80);
+});
+
 function reproduce(protocol: Protocol, queryId: string): Promise<Outcome> {
   if (protocol === 'rest') return ok(rest(t, key, { method: 'POST', path: '/v1/forensics/reproduce', body: { query_id: queryId } }));
   return ok(grpcCall(forensics, forensics.reproduce, key, { queryId }));
