@@ -7,7 +7,7 @@
  *   service returns has an interval wider than the band, whatever model was asked for.
  */
 import { quantileGridMean } from './distributions/moments';
-import { lawMean } from './distributions/count';
+import { CountStep } from './distributions/count';
 import type { PredictiveDistribution, Series, SeriesInfo, StepDistribution } from './types';
 
 /**
@@ -193,11 +193,12 @@ export function clamp(v: number, lo: number, hi: number): number {
 /**
  * A step censored to a series' own bounds [lo, hi] (`censorToBounds`): the probability beyond a
  * bound put on the bound (quantiles, cdf and P(Y < x) as `ClampedStep`). Unlike the band's
- * `ClampedStep`, `mean` is E[min(max(Y, lo), hi)]: the base law's own mean (`lawMean`, not its
- * `mean`, a median for models in logs) less its expected excess above `hi`, plus its shortfall
- * below `lo` (on the quantile grid, when first read) — so a bound that cannot bind changes no
- * answer (found by QA: +3.4% with a bound of 100,000), and one that binds moves the mean by what
- * lies beyond it (found by review: a count axis bounded at 20 reported the unbounded mean).
+ * `ClampedStep`, `mean` is E[min(max(Y, lo), hi)], the censored law's own (on the quantile grid,
+ * when first read; a count base's exact mean less its excess above `hi`, plus its shortfall
+ * below `lo`), never the base's `mean`, a median for models in logs: so a bound that cannot bind
+ * changes no answer (found by QA: +3.4% with a bound of 100,000), and one that binds moves the
+ * mean by what lies beyond it (found by review: a count axis bounded at 20 reported the
+ * unbounded mean).
  */
 export class CensoredStep implements StepDistribution {
   private readonly clamped: ClampedStep;
@@ -212,9 +213,10 @@ export class CensoredStep implements StepDistribution {
   get mean(): number {
     if (this.known === undefined) {
       const { lo, hi } = this.clamped;
-      // comparisons, not max(0, q − hi): an infinite quantile against an infinite bound is no excess
-      const excess = quantileGridMean(this.base, (q) => (q > hi ? q - hi : 0) - (q < lo ? lo - q : 0));
-      this.known = clamp(lawMean(this.base) - excess, lo, hi);
+      // a count law's exact mean less its excess; any other law's censored values straight on the grid
+      // (comparisons, not max(0, q − hi): an infinite quantile against an infinite bound is no excess)
+      const excess = () => quantileGridMean(this.base, (q) => (q > hi ? q - hi : 0) - (q < lo ? lo - q : 0));
+      this.known = this.base instanceof CountStep ? clamp(this.base.mean - excess(), lo, hi) : quantileGridMean(this);
     }
     return this.known;
   }
@@ -264,6 +266,12 @@ export function censorToBounds(pd: PredictiveDistribution, lo: number, hi: numbe
       samplePaths: (n: number, seed: number) => pd.samplePaths(n, seed).map((path) => path.map((v) => clamp(v, lo, hi))),
     },
   };
+}
+
+/** Bounds from their two ends, either unset; undefined when both are. */
+export function boundsFrom(lower: number | undefined, upper: number | undefined): SeriesInfo['bounds'] {
+  if (lower === undefined && upper === undefined) return undefined;
+  return { ...(lower === undefined ? {} : { lower }), ...(upper === undefined ? {} : { upper }) };
 }
 
 /** Bounds in words, for messages: `[0, 100]`, `≥ 0`, `≤ 50` (empty without either). */

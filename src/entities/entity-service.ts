@@ -186,10 +186,8 @@ export function entityService(deps: EntityServiceDeps): ServiceBinding {
               throw new ServiceError('failed_precondition', `axes[${i}].kind: cannot change axis ${a.name} from ${old.kind} to ${a.kind}: it has observations`, { field: `axes[${i}].kind` });
             }
             // the bounds shaped every answer already given from its observations: a replay must meet the same ones
-            const field = old.lowerBound !== a.lowerBound ? 'lower_bound' : 'upper_bound';
-            const was = (b: number | undefined) => (b === undefined ? 'none' : String(b));
-            const [from, to] = field === 'lower_bound' ? [old.lowerBound, a.lowerBound] : [old.upperBound, a.upperBound];
-            throw new ServiceError('failed_precondition', `axes[${i}].${field}: cannot change axis ${a.name}'s ${field} from ${was(from)} to ${was(to)}: it has observations`, { field: `axes[${i}].${field}` });
+            const [field, from, to] = old.lowerBound !== a.lowerBound ? ['lower_bound', old.lowerBound, a.lowerBound] : ['upper_bound', old.upperBound, a.upperBound];
+            throw new ServiceError('failed_precondition', `axes[${i}].${field}: cannot change axis ${a.name}'s ${field} from ${from ?? 'none'} to ${to ?? 'none'}: it has observations`, { field: `axes[${i}].${field}` });
           }
           const found = await entities.lock(trx, accountId, parents, 'share');
           for (const [i, p] of parents.entries()) {

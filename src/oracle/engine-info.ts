@@ -1,5 +1,6 @@
 /** Facts the oracle derives from an entity for the engine, and the engine's identity for audits. */
 import type { AxisRecord, EntityRecord } from '../entities/entity-store';
+import { boundsFrom } from '../engine/guard';
 import type { SeriesInfo } from '../engine/types';
 
 /**
@@ -152,8 +153,7 @@ type BoundFields = { readonly lowerBound?: number; readonly upperBound?: number 
 
 /** The bounds of `axis` (an axis record, a manifest input or model) as the engine takes them; undefined without any. */
 export function boundsOf(axis: BoundFields): SeriesInfo['bounds'] {
-  if (axis.lowerBound === undefined && axis.upperBound === undefined) return undefined;
-  return { ...(axis.lowerBound === undefined ? {} : { lower: axis.lowerBound }), ...(axis.upperBound === undefined ? {} : { upper: axis.upperBound }) };
+  return boundsFrom(axis.lowerBound, axis.upperBound);
 }
 
 /** `info` with the bounds of `axis`, if it has any. */

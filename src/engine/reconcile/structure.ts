@@ -8,6 +8,7 @@
  */
 
 /** Nodes × atoms structure (see the file comment). */
+import { boundsFrom } from '../guard';
 import type { SeriesInfo } from '../types';
 
 export interface HierarchyStructure {
@@ -102,11 +103,6 @@ export function intersectBounds(a: Bounds | undefined, b: Bounds | undefined): B
   const lower = a.lower === undefined ? b.lower : b.lower === undefined ? a.lower : Math.max(a.lower, b.lower);
   const upper = a.upper === undefined ? b.upper : b.upper === undefined ? a.upper : Math.min(a.upper, b.upper);
   return lower !== undefined && upper !== undefined && !(lower < upper) ? a : boundsFrom(lower, upper);
-}
-
-function boundsFrom(lower: number | undefined, upper: number | undefined): Bounds | undefined {
-  if (lower === undefined && upper === undefined) return undefined;
-  return { ...(lower === undefined ? {} : { lower }), ...(upper === undefined ? {} : { upper }) };
 }
 
 /** ỹ = S β for one atom vector β (length atoms): each node sums its atoms. */
