@@ -7,7 +7,7 @@
  * skill of the *reconciled* backtest forecasts over seasonal naive, max(0, 1 − Σ CRPS / Σ
  * CRPS_snaive) over the shared origins at the query's step.
  */
-import { atomBounds, atomsWhere, buildStructure, drawsStep, errorRows, reconcile, sampleCrps, type ReconcileMethod } from '../engine/reconcile/index';
+import { atomBounds, atomsWhere, buildStructure, drawsStep, errorRows, intersectBounds, reconcile, sampleCrps, sumOfBounds, type ReconcileMethod } from '../engine/reconcile/index';
 import type { OriginDetail } from './node-detail';
 import type { SeriesInfo } from '../engine/types';
 import { boundsText } from '../engine/guard';
@@ -98,7 +98,9 @@ export function reconcileAxis(input: AxisReconcileInput): AxisReconcileOutput {
   });
   if (!input.report) return result;
   const { levels, thresholds } = input.report;
-  const summaries = nodes.map((_, i) => summariseStep(drawsStep(now.draws[i], now.means[i], kind), now.means[i], thresholds[i], levels, kind));
+  // the bounds each node's draws stay within (its own and its leaves' sum), for its default thresholds
+  const within = nodes.map((n) => intersectBounds(n.bounds, sumOfBounds([...new Set(n.leaves)].map((leaf) => leafBounds.get(leaf)))));
+  const summaries = nodes.map((_, i) => summariseStep(drawsStep(now.draws[i], now.means[i], kind), now.means[i], thresholds[i], levels, kind, within[i]));
   const confidence = nodes.map((n, i) => {
     let model = 0;
     let baseline = 0;

@@ -111,8 +111,14 @@ import type { SeriesInfo } from '../engine/types';
  * benchmark row is unchanged); and a count law with no mass below ½ has its law's own mean (the
  * quantile grid) rather than the model's point forecast, a median for models in logs (found by QA:
  * 3.4% low, and reconciled count draws re-centred on it; car parts' figures unchanged).
+ * 1.17.1: default thresholds stay within an axis's bounds (`defaultThresholds`: a series flat at
+ * an upper bound of 100 got 95–105, its bins above 100 always empty; a count axis bounded to
+ * [0, 4] got 1–9); unbounded axes and laws not degenerate answer as before. Drift alerts on a
+ * bounded axis report their one-step median and interval censored to the bounds, and an
+ * observation at a bound is scored as "there or beyond" (`scoreOneStep`); unbounded axes' drift
+ * scoring is unchanged (`bench/drift.js` identical).
  */
-export const ENGINE_INFO = { name: 'forecast-engine', version: '1.17.0', runtime: `node ${process.versions.node}` } as const;
+export const ENGINE_INFO = { name: 'forecast-engine', version: '1.17.1', runtime: `node ${process.versions.node}` } as const;
 
 /**
  * Seasonal periods for an entity: its season length first, plus the longer cycle its frequency

@@ -8,6 +8,7 @@ import { setPriority } from 'node:os';
 import { isMainThread, parentPort } from 'node:worker_threads';
 import { applyBounds, forecastSeries, InsufficientDataError, type ForecastResult } from '../engine/index';
 import { Rng } from '../engine/rng';
+import { intersectBounds } from '../engine/reconcile/structure';
 import { nodeDetail } from '../graph/node-detail';
 import type { WorkerReply, WorkerRequest } from './forecast-job';
 import { summarise } from './summary';
@@ -68,7 +69,8 @@ function fit(request: WorkerRequest): WorkerReply {
       if (cache.size > CACHE_SIZE) cache.delete(cache.keys().next().value!);
     }
     const censored = job.censor ? applyBounds(result.distribution, job.censor) : undefined;
-    const summary = summarise(censored?.distribution ?? result.distribution, job.horizon, job.thresholds, job.levels, job.info.kind ?? 'continuous');
+    const bounds = intersectBounds(job.info.bounds, job.censor);
+    const summary = summarise(censored?.distribution ?? result.distribution, job.horizon, job.thresholds, job.levels, job.info.kind ?? 'continuous', bounds);
     return {
       id,
       result: {

@@ -15,7 +15,7 @@ import { driftHistoryLength } from '../engine/drift/one-step';
 import { newId } from '../ids';
 import { InFlight } from '../in-flight';
 import type { Logger } from '../log';
-import { seasonalInfo } from '../oracle/engine-info';
+import { seasonalInfo, withBounds } from '../oracle/engine-info';
 import type { Database } from '../store/database';
 import { nextTurn, STATEMENTS_PER_TURN } from '../store/turns';
 import { BackgroundLoop, type RoundResult } from './background-loop';
@@ -253,7 +253,8 @@ export class DriftWorker {
       const stored = await this.loadStates(covering, entity, axis.name);
       const fresh = covering.some((s) => !stored.get(s.id)?.state);
       const frontier = fresh ? ((await frontierBefore(this.deps.database, accountId, record!, axis.name, revision)) ?? -Infinity) : -Infinity;
-      const info = seasonalInfo(record!);
+      // with the axis's bounds: an alert's expected value and interval are censored to them
+      const info = withBounds(seasonalInfo(record!), axis);
       const oldest = Math.min(...covering.map((s) => stored.get(s.id)?.state?.lastIndex ?? frontier));
       const from = Number.isFinite(oldest) ? oldest - driftHistoryLength(info) : undefined;
       const window = await this.series.window(accountId, record!, axis.name, from);

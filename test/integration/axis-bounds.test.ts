@@ -217,6 +217,30 @@ test("a series flat at its bound: the bound's own bin holds all the probability,
   }
 });
 
+test('default thresholds stay within the bounds, at depth 0 and on a reconciled parent (before: a series flat at 100 got 95–105, an axis bounded to [0, 4] got 1–9)', async () => {
+  const within = (thresholds: number[], lower: number, upper: number) => expect(thresholds.filter((x) => x < lower || x > upper)).toEqual([]);
+  await ok(createEntity('rest', 'cluster:flat', [{ name: 'cpu' }]));
+  for (const k of [0, 1]) {
+    await ok(rest(t, key, { method: 'POST', path: '/v1/entities', body: { entity: `server:flat-${k}`, frequency: 'P1D', axes: [{ name: 'cpu', lower_bound: 0, upper_bound: 100 }], parents: ['cluster:flat'] } }));
+    await ok(ingest('rest', `server:flat-${k}`, series(28, () => 100)));
+  }
+  await ok(createEntity('rest', 'server:seats', [{ name: 'seats', kind: 'count', lower_bound: 0, upper_bound: 4 }]));
+  await ok(ingest('rest', 'server:seats', series(120, (i) => [0, 1, 2, 4, 3, 1, 2, 0, 4, 2, 3][i % 11], 'seats')));
+  for (const protocol of PROTOCOLS) {
+    const leaf = (await ok(oracleQuery(t, key, protocol, { entity: 'server:flat-0', horizon: 3 }))).data.forecast;
+    within(leaf.thresholds, 0, 100);
+    // the bound's own bin [100, ∞) holds the certain 100
+    expect(leaf.distribution.at(-1)).toBe(1);
+    const depth = (await ok(oracleQuery(t, key, protocol, { entity: 'cluster:flat', depth: 1, horizon: 3 }))).data;
+    within(depth.forecast.thresholds, 0, 200);
+    expect(depth.forecast.distribution.at(-1)).toBe(1);
+    for (const d of depth.descendants) within(d.forecast.thresholds, 0, 100);
+    const seats = (await ok(oracleQuery(t, key, protocol, { entity: 'server:seats', horizon: 3 }))).data.forecast;
+    expect(seats.thresholds).toEqual([1, 2, 3, 4]);
+    expect(seats.distribution.every((p: number) => p > 0)).toBe(true);
+  }
+});
+
 test("paths: a node forecast from its leaves' sum gets the mean of the sum's forecast censored to its bounds (found by QA: the unbounded mean, clamped)", async () => {
   const query = (from: string) => ok(rest(t, key, { method: 'POST', path: '/v1/paths/query', body: { from, depth: 1, axes: ['cpu'], horizon: 3 } }));
   const rootMean = async (from: string) => (await query(from)).data.paths[0].nodes[0].axes_resolved.cpu as number;

@@ -154,6 +154,29 @@ test('quiet while the forecast fits; detected within 3 observations of a level s
   assert.equal(await t.service.ctx.webhooks.outbox.size(), 0);
 });
 
+test("a bounded axis's alerts report the forecast censored to its bounds (without bounds: an interval above 100 %)", async () => {
+  // a utilisation whose daily peaks reach its bound of 100, which drops by 30 points at a peak hour
+  const base = values(HISTORY + 48, 21).map((v) => Math.min(100, Math.round(0.95 * v * 100) / 100));
+  const shifted = (i: number) => (i < HISTORY + 30 ? base[i] : base[i] - 30);
+  const alerts: Record<string, any[]> = {};
+  for (const bounded of [false, true]) {
+    const name = bounded ? 'server:pinned' : 'server:pinned-free';
+    const r = await rest(t, key, { method: 'POST', path: '/v1/entities', body: { entity: name, frequency: 'PT1H', axes: [{ name: 'cpu', ...(bounded ? { lower_bound: 0, upper_bound: 100 } : {}) }] } });
+    assert.equal(r.code, 'ok', r.message);
+    await ingest(name, base.slice(0, HISTORY).map((value, i) => ({ axis: 'cpu', i, value })));
+    const { receiver } = await subscribe({ entity: name });
+    for (let i = HISTORY; i < HISTORY + 48; i++) {
+      await ingest(name, [{ axis: 'cpu', i, value: shifted(i) }]);
+      await quiet();
+    }
+    alerts[name] = events(receiver).map((e) => e.data);
+  }
+  const summary = JSON.stringify(Object.fromEntries(Object.entries(alerts).map(([k, v]) => [k, v.map((d) => [d.actual, d.expected, d.interval])])));
+  assert.ok(alerts['server:pinned-free'].some((d) => d.interval.upper > 100), summary);
+  assert.ok(alerts['server:pinned'].length > 0, summary);
+  for (const d of alerts['server:pinned']) assert.ok(d.interval.upper <= 100 && d.expected <= 100 && d.interval.lower >= 0, summary);
+});
+
 test('one ingest of 5,000 values is scored from its first value: no bogus event, and a shift at its end is detected (found by QA)', async () => {
   // the worker's window of an axis was cut to ~4,700 steps even when the new values alone were more:
   // the first new values were scored as missing (`drift.detected` with no expected value) and the

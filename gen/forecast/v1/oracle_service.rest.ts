@@ -54,6 +54,11 @@ export interface QueryRequestInput {
    * a certain 0). On a count axis the default thresholds are whole numbers from 1 up: rounded
    * when the quantiles span more than 8, else 9 consecutive counts from the 5% quantile, so that
    * every bin holds whole outcomes (the first bin, below the first threshold, then holds 0).
+   * On a bounded axis (`Axis.lower_bound`, `upper_bound`) the default thresholds stay within the
+   * bounds (a widened range slides inside them); a count axis's start above its lower bound, and
+   * where its bounds hold fewer than 10 counts there is one threshold per count above the lower
+   * bound (fewer than 9). A deviation from API.md's "9 thresholds" for such an axis only: bins no
+   * outcome can fall in would say nothing.
    */
   thresholds?: number[] | undefined;
   /**

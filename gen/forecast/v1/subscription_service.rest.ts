@@ -414,7 +414,8 @@ export const ResendDeliveryResponse$json: MessageCodec<ResendDeliveryResponse> =
  * signatures. Receivers should refuse timestamps more than 5 minutes away from their clock and
  * use `webhook-id` to drop duplicates. `data` of `drift.detected` / `drift.resolved`:
  * `subscription_id`, `entity`, `axis`, `time`, `actual`, `expected` (median of the one-step
- * forecast), `interval` {`level`, `lower`, `upper`}, `pit`, `z`, `miss`, `detector` {`rule`,
+ * forecast), `interval` {`level`, `lower`, `upper`} (both censored to the axis's bounds, where it
+ * has any), `pit`, `z`, `miss`, `detector` {`rule`,
  * `upper`, `lower`, `threshold`}, `model`, and `query`: the oracle request
  * (`POST /v1/oracle/query`) that would now forecast the axis (`{"entity", "axes", "horizon"}`).
  * `drift.resolved` adds `detected_time`. `subscription.test` carries `subscription_id` and

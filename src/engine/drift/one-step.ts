@@ -9,6 +9,7 @@
  * bench). The fitted coefficients are plain numbers, so the model is stored as JSON between
  * observations.
  */
+import { clamp } from '../guard';
 import { normalCdf, normalQuantile } from '../math/normal';
 import { countFinite } from '../math/stats';
 import { autoreg } from '../models/autoreg/index';
@@ -96,9 +97,9 @@ export function oneStepMean(model: DriftModel, x: (index: number) => number, ind
 
 /** How one observation compares with its one-step forecast. */
 export interface OneStepScore {
-  /** Median of the forecast, on the data's scale. */
+  /** Median of the forecast, on the data's scale (censored to the series' bounds). */
   readonly expected: number;
-  /** Central interval of the forecast at the requested level, on the data's scale. */
+  /** Central interval of the forecast at the requested level, on the data's scale (censored to the series' bounds). */
   readonly lower: number;
   readonly upper: number;
   /** Predictive CDF at the observation. */
@@ -109,16 +110,28 @@ export interface OneStepScore {
   readonly miss: boolean;
 }
 
-/** Score `value` against a Gaussian forecast N(mean, σ²) on the model's scale, at interval level `level`. */
-export function scoreOneStep(model: DriftModel, mean: number, value: number, level: number): OneStepScore {
+/**
+ * Score `value` against a Gaussian forecast N(mean, σ²) on the model's scale, at interval level
+ * `level`. With `bounds` (the series' own: no observation lies beyond them) the reported median and
+ * interval are the censored law's, as a forecast's quantiles are (`censorToBounds`: a utilisation's
+ * interval no longer reaches above 100). An observation strictly inside the bounds is scored as
+ * without them (censoring moves no quantile that lies within them). One at a bound says only that
+ * the value would have been there or beyond: it counts as evidence towards the bound (z of that
+ * sign, as without bounds) but never against it — a forecast whose median lies beyond the bound
+ * sees it at z = 0, so a series pinned at 100 while the model expects 104 is no miss, as the
+ * reported interval [100, 100] says.
+ */
+export function scoreOneStep(model: DriftModel, mean: number, value: number, level: number, bounds?: SeriesInfo['bounds']): OneStepScore {
   const q = normalQuantile(0.5 + level / 2);
   const x = toModelScale(model, value);
-  const z = Number.isNaN(x) ? -Infinity : (x - mean) / model.sigma;
+  let z = Number.isNaN(x) ? -Infinity : (x - mean) / model.sigma;
+  if (bounds && ((value >= (bounds.upper ?? Infinity) && z < 0) || (value <= (bounds.lower ?? -Infinity) && z > 0))) z = 0;
   const pit = Number.isFinite(z) ? normalCdf(z) : z > 0 ? 1 : 0;
+  const censor = (v: number) => (bounds ? clamp(v, bounds.lower ?? -Infinity, bounds.upper ?? Infinity) : v);
   return {
-    expected: fromModelScale(model, mean),
-    lower: fromModelScale(model, mean - q * model.sigma),
-    upper: fromModelScale(model, mean + q * model.sigma),
+    expected: censor(fromModelScale(model, mean)),
+    lower: censor(fromModelScale(model, mean - q * model.sigma)),
+    upper: censor(fromModelScale(model, mean + q * model.sigma)),
     pit,
     z,
     miss: Math.abs(z) > q,

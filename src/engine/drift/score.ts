@@ -104,7 +104,7 @@ export function scoreDrift(state: DriftState, series: GridSeries, info: SeriesIn
       x[k] = mean;
       continue;
     }
-    const score = scoreOneStep(model, mean, value, level);
+    const score = scoreOneStep(model, mean, value, level, info.bounds);
     const observation: ScoredObservation = { index: t, actual: value, ...score };
     scored++;
     if (score.miss) misses++;

@@ -2,7 +2,7 @@
 import { describe, test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import { CUSUM_H, INITIAL_DETECTOR, RESOLVE_RUN, stepDetector, type DetectorState } from '../../../src/engine/drift/detector';
-import { MIN_DRIFT_OBSERVATIONS } from '../../../src/engine/drift/one-step';
+import { MIN_DRIFT_OBSERVATIONS, scoreOneStep } from '../../../src/engine/drift/one-step';
 import { scoreDrift, startDrift, type DriftState, type DriftTransition } from '../../../src/engine/drift/score';
 import { Rng } from '../../../src/engine/rng';
 
@@ -130,5 +130,52 @@ describe('scoring', () => {
     const scored = scoreDrift(fitted.state, { values: gappy, firstIndex: 500 }, info, 0.95);
     assert.equal(scored.scored, 8);
     assert.equal(scored.state.lastIndex, 549);
+  });
+});
+
+describe('bounded series', () => {
+  const model = { name: 'AR(1)', lags: [1], phi: [0], intercept: 0, sigma: 2, log: false };
+  const bounds = { lower: 0, upper: 100 };
+
+  test('the reported median and interval are censored to the bounds; inside them nothing else changes', () => {
+    const free = scoreOneStep(model, 99, 98, 0.95);
+    const bounded = scoreOneStep(model, 99, 98, 0.95, bounds);
+    assert.ok(free.upper > 100);
+    assert.equal(bounded.upper, 100);
+    assert.deepEqual({ ...bounded, upper: free.upper }, free);
+    // a median beyond the bound is reported at it
+    assert.equal(scoreOneStep(model, 104, 100, 0.95, bounds).expected, 100);
+  });
+
+  test('an observation at a bound counts towards it, never against it', () => {
+    // the model expects 104 (its interval beyond 100): a series pinned at 100 is no miss (z −2 without bounds)
+    const pinned = scoreOneStep(model, 104, 100, 0.95, bounds);
+    assert.deepEqual([pinned.z, pinned.miss, pinned.lower, pinned.upper], [0, false, 100, 100]);
+    assert.equal(scoreOneStep(model, 110, 100, 0.95).miss, true);
+    // below the bound the model expected 90: 100 is 5σ above, a miss as without bounds
+    const above = scoreOneStep(model, 90, 100, 0.95, bounds);
+    assert.deepEqual([above.z, above.miss], [5, true]);
+    // the lower bound alike
+    assert.deepEqual([scoreOneStep(model, -6, 0, 0.95, bounds).z, scoreOneStep(model, 6, 0, 0.95, bounds).z], [0, -3]);
+  });
+
+  test("a drift alert on a utilisation that saturates at 100 reports the censored forecast (without bounds: an interval above 100)", () => {
+    // a load climbing into its bound: the regime change is detected either way
+    const values = Array.from({ length: 200 }, (_, t) => Math.min(100, 40 + 0.4 * t + 3 * Math.sin(t)));
+    const run = (b?: typeof bounds) => {
+      const i = { ...info, ...(b ? { bounds: b } : {}) };
+      let state = startDrift({ values: values.slice(0, 120), firstIndex: 0 }, i, 119);
+      const out: DriftTransition[] = [];
+      for (let t = 120; t < values.length; t++) {
+        const r = scoreDrift(state, { values: values.slice(0, t + 1), firstIndex: 0 }, i, 0.95);
+        state = r.state;
+        out.push(...r.transitions);
+      }
+      return out;
+    };
+    assert.ok(run().some((t) => t.observation.upper > 100));
+    const bounded = run(bounds);
+    assert.ok(bounded.length > 0);
+    for (const t of bounded) assert.ok(t.observation.upper <= 100 && t.observation.expected <= 100);
   });
 });
