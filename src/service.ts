@@ -16,7 +16,7 @@ import { entityService } from './entities/entity-service';
 import { EntityStore } from './entities/entity-store';
 import { ObservationStore } from './entities/observation-store';
 import { createLogger, type Logger } from './log';
-import { loadDescriptors, DESCRIPTOR_IMAGE, type Descriptors } from './rpc/descriptors';
+import { loadDescriptors, redactedResponseFields, DESCRIPTOR_IMAGE, type Descriptors } from './rpc/descriptors';
 import { CursorCodec } from './rpc/pagination';
 import { DEPRECATIONS, type DeprecationNotice } from './rpc/deprecations';
 import { idempotencyInterceptor, IdempotencyStore } from './rpc/idempotency';
@@ -208,6 +208,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
   ];
   const methods = buildMethodTable(bindings, descriptors.registry, options.deprecations ?? DEPRECATIONS);
   const routes = RouteTable.compile(methods, descriptors.registry);
+  const secretFields = redactedResponseFields(descriptors.registry);
   const pipeline = new Pipeline(
     {
       accounts: ctx.accounts,
@@ -218,7 +219,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
       // Idempotency first: a replay returns before the quota interceptor, so it does not count.
       interceptors: [
         // (A replay's RateLimit headers, not stored, come from describeCaller.)
-        idempotencyInterceptor(ctx.idempotency, clock, { appliesTo: (path) => routes.idempotentMethods.has(path) }),
+        idempotencyInterceptor(ctx.idempotency, clock, { appliesTo: (path) => routes.idempotentMethods.has(path), secretFields: (path) => secretFields.get(path) }),
         // Reads of the account itself are free (API.md section 12): a user over quota still sees their usage.
         quotaInterceptor(ctx.usage, clock, { exempt: (path) => QUOTA_EXEMPT_METHODS.has(path) }),
       ],

@@ -39,3 +39,21 @@ export function loadDescriptors(paths: readonly string[] = [DESCRIPTOR_IMAGE]): 
   const bytes = Buffer.from(toBinary(FileDescriptorSetSchema, merged));
   return { bytes, set: merged, registry: createFileRegistry(merged) };
 }
+
+/**
+ * Per method (gRPC path `/package.Service/Method`), the response fields marked
+ * `[debug_redact = true]` in the contract, by their generated names (`apiKey`): the secrets a
+ * response shows once. The idempotency interceptor never stores them for replay.
+ */
+export function redactedResponseFields(registry: FileRegistry): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const file of registry.files) {
+    for (const service of file.services) {
+      for (const method of service.methods) {
+        const fields = method.output.fields.filter((f) => f.proto.options?.debugRedact === true).map((f) => f.localName);
+        if (fields.length > 0) out.set(`/${service.typeName}/${method.name}`, fields);
+      }
+    }
+  }
+  return out;
+}

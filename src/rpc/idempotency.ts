@@ -13,8 +13,11 @@
  * request) and outcomes with status ≥ 500 release it too.
  *
  * Stored responses are sealed with the master key (AES-256-GCM, `store/secret-box.ts`), bound to
- * (account, method, key): a response that carries a secret (a new API key from CreateKey or
- * RotateKey) is never in the database in clear, and its replay returns it whole.
+ * (account, method, key). Secrets a response shows once (fields marked `debug_redact` in the
+ * contract: a new API key, a webhook signing secret) are not stored at all: a replay has them
+ * empty. Why: secrets are never replayed from caches — a replay of SignUp needs no API key, only
+ * the Idempotency-Key, and one of CreateKey returned a revoked key's secret as "active" (found by
+ * QA); the caller who lost the first answer creates or rotates again.
  *
  * Executed once, even when recording the outcome fails (as Stripe's atomic phases do). The
  * outcome (the response) exists only once the handler has returned, after its transactions have
@@ -223,6 +226,8 @@ export class IdempotencyStore {
 export interface IdempotencyOptions {
   /** Which methods take idempotency keys (the POST methods). */
   readonly appliesTo: (methodPath: string) => boolean;
+  /** A method's response fields that are secrets shown once (`redactedResponseFields`): never stored, empty on replay. */
+  readonly secretFields?: (methodPath: string) => readonly string[] | undefined;
 }
 
 /** The idempotency interceptor; place it before the quota interceptor so replays do not count. */
@@ -303,8 +308,10 @@ export function idempotencyInterceptor(store: IdempotencyStore, clock: Clock, op
       throw err;
     }
     open = false;
-    // Recorded or not, the request was done: its caller gets the real response.
-    await record('ok', entry.definition.responseSerialize(response).toString('base64'));
+    // Recorded or not, the request was done: its caller gets the real response (the stored one lacks its secrets).
+    const secrets = options.secretFields?.(entry.path) ?? [];
+    const replayable = secrets.length > 0 ? { ...(response as object), ...Object.fromEntries(secrets.map((f) => [f, ''])) } : response;
+    await record('ok', entry.definition.responseSerialize(replayable).toString('base64'));
     return response;
   };
 }

@@ -102,7 +102,7 @@ describe('create', () => {
     assert.equal(await count(key), before);
   });
 
-  test('the same Idempotency-Key replays the creation (same id and secret); one subscription is stored', async () => {
+  test('the same Idempotency-Key replays the creation (same id, the secret not replayed); one subscription is stored', async () => {
     const before = await count(key);
     const body = { entity: 'store:berlin', url: HOOK, level: 0.8 };
     const first = await create(key, body, { 'idempotency-key': 'sub-1' });
@@ -119,6 +119,10 @@ describe('create', () => {
     assert.equal(viaGrpc.headers['idempotent-replayed'], 'true');
     assert.equal(again.data.subscription.subscription_id, first.data.subscription.subscription_id);
     assert.equal(viaGrpc.data.subscription.subscriptionId, first.data.subscription.subscription_id);
+    // the signing secret is shown once: never stored for replay (found by QA: a replay after a rotation returned the old secret)
+    assert.match(first.data.secret, /^whsec_/);
+    assert.ok(!again.data.secret);
+    assert.equal(viaGrpc.data.secret, '');
     assert.equal(await count(key), before + 1);
     const other = await create(key, { ...body, level: 0.9 }, { 'idempotency-key': 'sub-1' });
     assert.equal(other.code, 'idempotency_key_reused');
@@ -201,6 +205,13 @@ describe('read, change, delete', () => {
     const bad = await rest(t, key, { method: 'POST', path, body: { grace_period_seconds: 8 * 86400 } });
     assert.equal(bad.code, 'invalid_argument');
     assert.ok(bad.message.startsWith('grace_period_seconds:'));
+    // with an Idempotency-Key the replay has the subscription but not the secret
+    const keyed = await rest(t, key, { method: 'POST', path, body: {}, headers: { 'idempotency-key': 'rotate-1' } });
+    assert.match(keyed.data.secret, /^whsec_/);
+    const replayed = await rest(t, key, { method: 'POST', path, body: {}, headers: { 'idempotency-key': 'rotate-1' } });
+    assert.equal(replayed.headers['idempotent-replayed'], 'true');
+    assert.equal(replayed.data.subscription.subscription_id, s.subscription.subscription_id);
+    assert.ok(!replayed.data.secret);
   });
 
   test('delete, then 404; a malformed id is 400', async () => {

@@ -100,7 +100,11 @@ export interface SignUpResponse {
   tier: string;
   /** Id of the first key `key_…`. */
   keyId: string;
-  /** The first API key, shown this once. */
+  /**
+   * The first API key, shown this once: an idempotent replay of the call (`Idempotent-Replayed:
+   * true`) has it empty, as secrets are never stored for replay, so no one else holding the
+   * Idempotency-Key can read it.
+   */
   apiKey: string;
   /** Monthly request quota of the tier. */
   monthlyQuota: number;

@@ -59,7 +59,10 @@ export interface CreateKeyResponse {
   key?:
     | ApiKey
     | undefined;
-  /** The secret, shown this once. */
+  /**
+   * The secret, shown this once: an idempotent replay of the call (`Idempotent-Replayed: true`)
+   * has it empty, as secrets are never stored for replay (create or rotate again if it was lost).
+   */
   apiKey: string;
 }
 
@@ -102,7 +105,10 @@ export interface RotateKeyResponse {
   key?:
     | ApiKey
     | undefined;
-  /** The replacement's secret, shown this once. */
+  /**
+   * The replacement's secret, shown this once: an idempotent replay of the call has it empty
+   * (secrets are never stored for replay).
+   */
   apiKey: string;
   /** The old key's record, now with its expiry. */
   previous?: ApiKey | undefined;

@@ -89,7 +89,11 @@ export interface CreateSubscriptionResponse {
   subscription?:
     | Subscription
     | undefined;
-  /** The signing secret `whsec_…`, shown this once. */
+  /**
+   * The signing secret `whsec_…`, shown this once: an idempotent replay of the call
+   * (`Idempotent-Replayed: true`) has it empty, as secrets are never stored for replay (rotate it
+   * if it was lost).
+   */
   secret: string;
 }
 
@@ -181,7 +185,10 @@ export interface RotateSubscriptionSecretResponse {
   subscription?:
     | Subscription
     | undefined;
-  /** The new signing secret `whsec_…`, shown this once. */
+  /**
+   * The new signing secret `whsec_…`, shown this once: an idempotent replay of the call has it
+   * empty (secrets are never stored for replay).
+   */
   secret: string;
 }
 
