@@ -109,6 +109,10 @@ async function replayDepth(deps: ForensicsDeps, accountId: string, manifest: Man
         const m = specs.get(`${entity}\u0000${axis}`);
         return m ? boundsOf(m) : undefined;
       },
+      seasonsOf: (entity, axis) => {
+        const m = specs.get(`${entity}\u0000${axis}`);
+        return m ? { period: m.seasonLength, periods: [...m.seasonalPeriods] } : undefined;
+      },
     },
     signal,
   });

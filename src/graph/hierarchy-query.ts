@@ -175,11 +175,12 @@ export class DepthQueries {
           l: q.levels,
           // the warnings too: an entity left out (no data) changes them, not the nodes
           // and each node's bounds (a node without data of its own may change them) and each leaf's
-          // (a leaf deleted and made again with the same data may have others)
+          // (a leaf deleted and made again with the same data may have others), and each node's
+          // seasons (found by QA: a node's new `season_length` got the answer fitted with the old)
           a: axes.map((a) => [
             a.axis,
             a.kind,
-            a.nodes.map((n) => [n.entity, n.level, n.own, n.series.digest, n.leaves, n.bottom, nodeBounds(hierarchy, q.replay, a.axis, n.entity) ?? null]),
+            a.nodes.map((n) => [n.entity, n.level, n.own, n.series.digest, n.leaves, n.bottom, nodeBounds(hierarchy, q.replay, a.axis, n.entity) ?? null, seasonalInfo(hierarchy.records.get(n.entity)!)]),
             [...new Set(a.nodes.flatMap((n) => n.leaves))].map((l) => nodeBounds(hierarchy, undefined, a.axis, l) ?? null),
             a.warnings,
           ]),

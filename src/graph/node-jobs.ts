@@ -52,6 +52,8 @@ export interface NodeReplay {
   readonly specOf: (entity: string, axis: string) => string | undefined;
   /** The bounds recorded for the node (a node without data of its own may have had others then). */
   readonly boundsOf: (entity: string, axis: string) => SeriesInfo['bounds'];
+  /** The seasons recorded for the node (its entity's `season_length` may have changed since). */
+  readonly seasonsOf: (entity: string, axis: string) => Pick<SeriesInfo, 'period' | 'periods'> | undefined;
 }
 
 /** Axis `name` of `entity` as the entity defines it (undefined: it has none, its node is a sum). */
@@ -77,5 +79,7 @@ export function nodeBounds(hierarchy: Pick<Hierarchy, 'records'>, replay: NodeRe
  */
 export function fittedShape(hierarchy: Pick<Hierarchy, 'records'>, replay: NodeReplay | undefined, axis: { readonly axis: string; readonly kind: AxisKind }, node: { readonly entity: string; readonly own: boolean }): AxisShape {
   const bounds = node.own ? nodeBounds(hierarchy, replay, axis.axis, node.entity) : undefined;
-  return { kind: axis.kind, lowerBound: bounds?.lower, upperBound: bounds?.upper };
+  // a replay fits with the recorded seasons (found by QA: a depth query's replay used the current `season_length`)
+  const seasons = replay?.seasonsOf(node.entity, axis.axis);
+  return { kind: axis.kind, lowerBound: bounds?.lower, upperBound: bounds?.upper, ...(seasons ? { seasons } : {}) };
 }

@@ -147,11 +147,15 @@ export function seasonalInfo(entity: EntityRecord): SeriesInfo {
 }
 
 /** What an axis's forecast depends on besides the data: its kind and bounds. */
-export type AxisShape = Pick<AxisRecord, 'kind' | 'lowerBound' | 'upperBound'>;
+export type AxisShape = Pick<AxisRecord, 'kind' | 'lowerBound' | 'upperBound'> & {
+  /** Seasons to use instead of the entity's own (a replay's recorded ones: `season_length` may have changed since). */
+  readonly seasons?: Pick<SeriesInfo, 'period' | 'periods'>;
+};
 
-/** What the engine is told about axis `axis` of `entity`: its seasons (`seasonalInfo`), kind and bounds. */
+/** What the engine is told about axis `axis` of `entity`: its seasons (`seasonalInfo`, or the shape's), kind and bounds. */
 export function axisInfo(entity: EntityRecord, axis: AxisShape): SeriesInfo {
-  return withBounds({ ...seasonalInfo(entity), kind: axis.kind }, axis);
+  const seasons = axis.seasons ?? seasonalInfo(entity);
+  return withBounds({ period: seasons.period, ...(seasons.periods ? { periods: [...seasons.periods] } : {}), kind: axis.kind }, axis);
 }
 
 /** Bounds as records and manifests spell them (`lowerBound`, `upperBound`; undefined when unset). */

@@ -199,3 +199,28 @@ test('a deleted entity the depth query read is failed_precondition naming it, on
     assert.match(o.message, /^entity sku:y, read by this query, has been deleted/);
   }
 });
+
+test("a node's new season_length: the next depth query fits with it (not the cached answer), and both queries reproduce with their own seasons (found by QA: the old answer came back, and every earlier depth query failed to reproduce)", async () => {
+  await dailyEntity(t, key, 'sku:sa', (i) => weekly(i) + 3 * Math.sin(i / 2));
+  await dailyEntity(t, key, 'sku:sb', (i) => weekly(i + 2) + (i % 4));
+  assert.equal((await rest(t, key, { method: 'POST', path: '/v1/entities', body: { entity: 'store:seasons', frequency: 'P1D', axes: [{ name: 'demand' }] } })).code, 'ok');
+  for (const child of ['sku:sa', 'sku:sb']) assert.equal((await rest(t, key, { method: 'POST', path: '/v1/relations', body: { parent: 'store:seasons', child } })).code, 'ok');
+  const query = async () => {
+    const o = await oracleQuery(t, key, 'rest', { entity: 'store:seasons', depth: 1, horizon: 3, include_manifest: true });
+    assert.equal(o.code, 'ok', o.message);
+    return o.data;
+  };
+  const seasonOf = (q: any) => q.manifest.models.find((m: any) => m.entity === 'sku:sa').season_length;
+  const before = await query();
+  assert.equal(seasonOf(before), 7);
+  const changed = await rest(t, key, { method: 'POST', path: '/v1/entities', body: { entity: 'sku:sa', frequency: 'P1D', season_length: 14, axes: [{ name: 'demand' }] } });
+  assert.equal(changed.code, 'ok', changed.message);
+  const after = await query();
+  assert.equal(seasonOf(after), 14);
+  assert.notDeepEqual(after.forecast, before.forecast);
+  for (const q of [before, after]) {
+    const o = await reproduce('rest', q.query_id);
+    assert.equal(o.code, 'ok', o.message);
+    assert.deepEqual([o.data.reproduced, o.data.differences], [true, []]);
+  }
+});
