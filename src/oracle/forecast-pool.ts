@@ -6,8 +6,8 @@
  * another account's fit. A job whose every caller went away (`signal`) is dropped before it runs
  * (one that runs finishes: its fit is cached for the next asker). Identical jobs of one account in
  * flight share one fit (concurrent cold queries fit once; another account's waits its own turn and
- * meets the fit in the worker's cache); finished summaries are kept in a main-thread LRU
- * so warm queries do not cross threads at all.
+ * fits on its own: every cache is per account, see `run`); finished summaries are kept in a
+ * main-thread LRU so warm queries do not cross threads at all.
  */
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
@@ -138,13 +138,20 @@ export class ForecastPool {
   /** Forecast a job; see the class comment for caching and de-duplication (none for a `fresh` job). */
   run(job: ForecastJob, options: RunOptions = {}): Promise<ForecastJobResult> {
     const { signal } = options;
+    const owner = options.owner ?? '';
     if (signal?.aborted) return Promise.reject(signal.reason);
     if (job.fresh) {
-      return this.wait(this.dispatch(job, options.owner ?? ''), signal).then((result) => {
+      return this.wait(this.dispatch(job, owner), signal).then((result) => {
         this.stats.fits++;
         return result;
       });
     }
+    // Every cache is one account's: the worker's fits (by a fit key scoped to the owner) and the
+    // summaries here. Why: a warm answer is 10–20× faster than a cold one, so an account that
+    // knows a series (shared or public data) could tell by timing that another account had just
+    // forecast it, and with which horizon, thresholds and levels (found by QA). Identical data in
+    // two accounts is fitted once per account.
+    job = { ...job, fitKey: `${owner}\u0000${job.fitKey}` };
     const censor = job.censor ? `|c${boundsKey(job.censor)}` : '';
     const key = `${job.fitKey}|${job.thresholds?.join(',') ?? 'default'}|${job.levels.join(',')}|${job.detail ? `d${job.detail.draws}/${job.detail.originDraws}` : ''}${censor}`;
     const cached = this.summaries.get(key);
@@ -154,11 +161,10 @@ export class ForecastPool {
       this.summaries.set(key, cached);
       return Promise.resolve({ ...cached, fitted: false });
     }
-    // Joined only within one account: another account's identical job would wait in the first
-    // account's place in the queue (behind the rest of its depth query, say) instead of its own.
-    // Queued in its own turn, it finds the fit in the worker's cache if the first ran meanwhile.
-    const owner = options.owner ?? '';
-    const inflightKey = `${owner}\u0000${key}`;
+    // Joined only within one account (the key holds the owner): another account's identical job
+    // would wait in the first account's place in the queue (behind the rest of its depth query,
+    // say) instead of its own.
+    const inflightKey = key;
     const running = this.inflight.get(inflightKey);
     if (running) {
       this.stats.joined++;
