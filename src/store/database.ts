@@ -2,7 +2,7 @@
  * The one query layer: kysely over SQLite (embedded default, better-sqlite3) or PostgreSQL
  * (scale-out, `pg`). Feature code writes dialect-neutral kysely queries against `Schema`.
  */
-import { mkdirSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { CompiledQuery, Kysely, Migrator, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver, type SqliteDialectConfig, type Transaction } from 'kysely';
 import type { Schema } from './schema';
@@ -87,7 +87,13 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     // Loaded lazily so a PostgreSQL deployment needs no native SQLite build.
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const BetterSqlite3 = require('better-sqlite3') as typeof import('better-sqlite3');
-    if (path !== ':memory:') mkdirSync(dirname(resolve(path)), { recursive: true });
+    if (path !== ':memory:') {
+      // Readable by the service's user alone (found by QA: 0644, every tenant's data world-readable):
+      // folders it makes 0700, a new database file 0600, and SQLite gives its -wal and -shm files
+      // the database file's mode. An existing file keeps the mode its operator gave it.
+      mkdirSync(dirname(resolve(path)), { recursive: true, mode: 0o700 });
+      closeSync(openSync(resolve(path), 'a', 0o600));
+    }
     const sqlite = new BetterSqlite3(path === ':memory:' ? ':memory:' : resolve(path));
     sqlite.pragma('journal_mode = WAL');
     sqlite.pragma('foreign_keys = ON');

@@ -155,20 +155,20 @@ export function literalHost(url: URL): string | undefined {
 
 /**
  * Resolve `hostname` and judge every address: all must be allowed (why all: a client connecting
- * to one of several answers must not be steered to the internal one). Throws `UrlRefusedError`.
+ * to one of several answers must not be steered to the internal one). Throws `UrlRefusedError`,
+ * one message whatever the reason (no answer, no address, a non-public one): naming the address
+ * or the resolver's error let a caller map the server's internal DNS, which names resolve and to
+ * what (found by QA). A literal address is judged by the caller, with its range named (the
+ * caller wrote it).
  */
 export async function resolveAllowed(hostname: string, guard: AddressGuard, resolver: Resolver): Promise<readonly ResolvedAddress[]> {
+  const refused = () => new UrlRefusedError(`host ${hostname} does not resolve to a public address`);
   let addresses: readonly ResolvedAddress[];
   try {
     addresses = await resolver(hostname);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException)?.code;
-    throw new UrlRefusedError(`host ${hostname} does not resolve${code ? ` (${code})` : ''}`);
+  } catch {
+    throw refused();
   }
-  if (addresses.length === 0) throw new UrlRefusedError(`host ${hostname} has no address`);
-  for (const a of addresses) {
-    const why = guard.refusal(a.address);
-    if (why) throw new UrlRefusedError(`host ${hostname} resolves to ${why}`);
-  }
+  if (addresses.length === 0 || addresses.some((a) => guard.refusal(a.address))) throw refused();
   return addresses;
 }
