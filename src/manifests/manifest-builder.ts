@@ -24,6 +24,8 @@ export interface EngineIdentity {
 /** What a query knows when it is answered. */
 export interface QueryFacts {
   readonly queryId: string;
+  /** The account that asked. */
+  readonly accountId: string;
   readonly createTime: number;
   readonly request: ManifestRequest;
   readonly dataRevision: number;
@@ -112,5 +114,6 @@ export function buildManifest(facts: QueryFacts): Manifest {
     outputDigest: facts.outputDigest,
     keyId: '',
     signature: '',
+    accountId: facts.accountId,
   };
 }

@@ -35,7 +35,7 @@ export async function recordQuery(deps: QueryRecorderDeps, q: AnsweredQuery): Pr
   const output = jcs(deps.canonical.output(response));
   const outputDigest = sha256Hex(output);
   const signed = await deps.signer.sign(
-    buildManifest({ queryId: response.queryId, createTime: q.createTime, request: q.request, dataRevision: q.dataRevision, inputs: q.inputs, models: q.models, engine: deps.engine, outputDigest }),
+    buildManifest({ queryId: response.queryId, accountId: q.accountId, createTime: q.createTime, request: q.request, dataRevision: q.dataRevision, inputs: q.inputs, models: q.models, engine: deps.engine, outputDigest }),
   );
   q.signal.throwIfAborted();
   // The record and the signed manifest are one row: committed together, before the answer.

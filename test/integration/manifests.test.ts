@@ -85,6 +85,9 @@ for (const protocol of ['rest', 'grpc'] as const) {
       assert.ok(verifyManifest(m, keys), 'the signature verifies');
       assert.equal(m.manifest_version, 1);
       assert.equal(m.query_id, queryIdOf(o));
+      // whose query it was, under the signature (found by QA: another account could get a signed manifest for an entity of the same name)
+      assert.equal(m.account_id, accountId);
+      assert.ok(!verifyManifest({ ...m, account_id: 'acct_01ARZ3NDEKTSV4RRFFQ69G5FAV' }, keys), 'the account is signed');
       assert.equal(m.created_at, '2026-01-15T12:00:00Z');
       assert.deepEqual(m.request, { entity: 'store:berlin', depth: 0, axes: ['demand'], horizon: 3, thresholds: [], quantiles: [0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95], include_manifest: true, reconciliation: '' });
       assert.equal(m.data_revision, o.protocol === 'rest' ? o.data.data_as_of : o.data.dataAsOf);

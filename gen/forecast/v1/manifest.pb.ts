@@ -86,6 +86,14 @@ export interface Manifest {
    * described on this message. The only member not covered by the signature.
    */
   signature: string;
+  /**
+   * The account whose query this was (`acct_…`), covered by the signature. Why: without it a
+   * manifest said which entity names and data digests were read, but not whose, so another account
+   * could obtain a validly signed manifest for an entity of the same name on its own data (found
+   * by QA); a verifier given a manifest checks it belongs to the account that gave it. Unset in
+   * manifests signed before it was added (their signatures keep verifying).
+   */
+  accountId?: string | undefined;
 }
 
 /** The normalised request of a query (`QueryRequest` with every default applied). */
@@ -235,6 +243,7 @@ function createBaseManifest(): Manifest {
     outputDigest: "",
     keyId: "",
     signature: "",
+    accountId: undefined,
   };
 }
 
@@ -272,6 +281,9 @@ export const Manifest: MessageFns<Manifest> = {
     }
     if (message.signature !== "") {
       writer.uint32(90).string(message.signature);
+    }
+    if (message.accountId !== undefined) {
+      writer.uint32(98).string(message.accountId);
     }
     return writer;
   },
@@ -377,6 +389,14 @@ export const Manifest: MessageFns<Manifest> = {
             message.signature = reader.string();
             continue;
           }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -409,6 +429,7 @@ export const Manifest: MessageFns<Manifest> = {
     message.outputDigest = object.outputDigest ?? "";
     message.keyId = object.keyId ?? "";
     message.signature = object.signature ?? "";
+    message.accountId = object.accountId ?? undefined;
     return message;
   },
 };

@@ -21,6 +21,7 @@ export const Manifest$json: MessageCodec<Manifest> = message<Manifest>("forecast
   outputDigest: field("output_digest", "string"),
   keyId: field("key_id", "string"),
   signature: field("signature", "string"),
+  accountId: field("account_id", "string", "optional"),
 });
 
 /**
