@@ -6,9 +6,10 @@
  * fitted on the training part in worker threads (as the service fits them), reconciled with each
  * method (`mint_shrink`, `wls_struct`, `ols`, `bottom_up`; distributions by reconciling joint
  * draws), and scored on the test part per level and over all series: MASE, RMSSE, scaled CRPS,
- * 95% coverage, plus the largest coherence error. With `--json` the last line printed is one JSON
- * object: `{"series", "horizon", "methods": {"base": {mase, rmsse, crps, coverage, levels: {…}},
- * "mint_shrink": {…}, …}, "coherence_error"}`. Progress goes to stderr when it is a TTY.
+ * 95% coverage, plus the largest coherence error. With `--json` stdout carries only one JSON
+ * object, `{"series", "horizon", "methods": {"base": {mase, rmsse, crps, coverage, levels: {…}},
+ * "mint_shrink": {…}, …}, "coherence_error"}`, and the table and notes go to stderr (as
+ * `forecast evaluate --json` does). Progress goes to stderr when it is a TTY.
  */
 import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
@@ -83,9 +84,11 @@ export async function evaluateHierarchyCommand(argv: string[]): Promise<number> 
   }
   const wall = (performance.now() - t0) / 1000;
   const failed = base.filter((b) => b.model.startsWith('failed')).length;
-  process.stdout.write(`${data.name}: ${data.nodes.length} series, horizon ${h}, ${draws} draws per series and step${failed ? `, ${failed} base fits failed (seasonal naive used)` : ''}\n`);
-  process.stdout.write(formatHierarchyReport(data, reports, coherence, wall) + '\n');
-  for (const n of notes) process.stdout.write(n + '\n');
+  // with --json, stdout is for the JSON object alone
+  const table = args.options.has('json') ? process.stderr : process.stdout;
+  table.write(`${data.name}: ${data.nodes.length} series, horizon ${h}, ${draws} draws per series and step${failed ? `, ${failed} base fits failed (seasonal naive used)` : ''}\n`);
+  table.write(formatHierarchyReport(data, reports, coherence, wall) + '\n');
+  for (const n of notes) table.write(n + '\n');
   if (args.options.has('json')) {
     process.stdout.write(JSON.stringify({ series: data.nodes.length, horizon: h, methods: reports, coherence_error: coherence }) + '\n');
   }

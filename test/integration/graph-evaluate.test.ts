@@ -22,11 +22,10 @@ function slice(states: readonly string[]): string {
 
 const run = (args: string[]) => spawnSync(process.execPath, [BIN, 'evaluate-hierarchy', ...args], { encoding: 'utf8' });
 
-test('evaluate-hierarchy --json: every method, every level, coherent', () => {
+test('evaluate-hierarchy --json: every method, every level, coherent; stdout is the JSON alone, the table on stderr', () => {
   const r = run(['--data', slice(['ACT', 'Tasmania']), '--horizon', '4', '--json', '--workers', '2', '--draws', '200']);
   assert.equal(r.status, 0, r.stderr);
-  const lines = r.stdout.trim().split('\n');
-  const out = JSON.parse(lines[lines.length - 1]);
+  const out = JSON.parse(r.stdout);
   // ACT: 1 region, TAS: 5 regions; 4 purposes → 1 + 2 + 6 + 4 + 8 + 24
   assert.equal(out.series, 45);
   assert.equal(out.horizon, 4);
@@ -44,7 +43,7 @@ test('evaluate-hierarchy --json: every method, every level, coherent', () => {
   const [bu, base] = [out.methods.bottom_up.levels['Region × Purpose'], out.methods.base.levels['Region × Purpose']];
   assert.ok(Math.abs(bu.mase - base.mase) <= 0.02 * base.mase, `${bu.mase} vs ${base.mase}`);
   assert.ok(out.coherence_error <= 1e-9, String(out.coherence_error));
-  assert.match(r.stdout, /mint_shrink: covariance of the backtest errors, shrinkage intensity/);
+  assert.match(r.stderr, /mint_shrink: covariance of the backtest errors, shrinkage intensity/);
 });
 
 test('evaluate-hierarchy refuses bad usage (exit 2) and bad files (exit 1, naming the record)', () => {
