@@ -9,6 +9,7 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { EntityServiceClient } from '../../gen/forecast/v1/entity_service.pb';
 import { ForensicsServiceClient } from '../../gen/forecast/v1/forensics_service.pb';
+import { GraphServiceClient } from '../../gen/forecast/v1/graph_service.pb';
 import { grpcCall, ok, rest, type Outcome } from '../helpers/dual';
 import { DAY, START, oracleQuery } from '../helpers/oracle-data';
 import { startTestService, type TestService } from '../helpers/service';
@@ -17,6 +18,7 @@ let t: TestService;
 let key: string;
 let entities: EntityServiceClient;
 let forensics: ForensicsServiceClient;
+let graph: GraphServiceClient;
 
 const PROTOCOLS = ['rest', 'grpc'] as const;
 type Protocol = (typeof PROTOCOLS)[number];
@@ -76,6 +78,7 @@ beforeAll(async () => {
   ({ key } = await t.account('enterprise'));
   entities = t.client(EntityServiceClient);
   forensics = t.client(ForensicsServiceClient);
+  graph = t.client(GraphServiceClient);
 }, 60_000);
 afterAll(() => t.close());
 
@@ -316,9 +319,13 @@ test("depth ≥ 1: a bounded leaf's reconciled forecast is its depth-0 one under
     await ok(ingest('rest', `node:sum-${k}`, series(120, (i) => Math.max(0, climbing(i) - 3 * k))));
   }
   const levels = [0.05, 0.25, 0.5, 0.95];
-  // a path query's node mean for the parent, its leaves' sum: within their bounds' sum too (found by QA: 201.6)
+  // a path query's node mean for the parent, its leaves' sum: within their bounds' sum too (found by QA: 201.6), on both protocols
   const path = await ok(rest(t, key, { method: 'POST', path: '/v1/paths/query', body: { from: 'cluster:sum', depth: 1, axes: ['cpu'], horizon: 14 } }));
   expect(path.data.paths[0].nodes[0].axes_resolved.cpu).toBeLessThanOrEqual(200);
+  const viaGrpc = await ok(
+    grpcCall(graph, graph.queryPaths, key, { from: 'cluster:sum', to: '', direction: '', relation: '', depth: 1, axes: ['cpu'], horizon: 14, pageSize: 0, cursor: '' }),
+  );
+  expect(viaGrpc.data.paths[0].nodes[0].axesResolved.cpu).toBe(path.data.paths[0].nodes[0].axes_resolved.cpu);
   for (const protocol of PROTOCOLS) {
     for (const reconciliation of ['bottom_up', 'mint_shrink']) {
       const o = await ok(oracleQuery(t, key, protocol, { entity: 'cluster:sum', depth: 1, horizon: 14, quantiles: [...levels, 0.99], reconciliation }));
