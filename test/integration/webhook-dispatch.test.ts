@@ -4,7 +4,7 @@
  * poke the dispatcher; here nothing pokes it when the retry falls due, only its own timer.)
  */
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
-import { ACCOUNT_CONCURRENCY } from '../../src/subscriptions/dispatcher';
+import { ACCOUNT_CONCURRENCY, CONCURRENCY } from '../../src/subscriptions/dispatcher';
 import { rest } from '../helpers/dual';
 import { startWebhookService, type WebhookService } from '../helpers/webhook-service';
 
@@ -76,3 +76,55 @@ test("one account's hanging receiver holds at most ACCOUNT_CONCURRENCY attempts:
   await w.t.service.ctx.webhooks.dispatcher.settled();
   expect(arrivals).toBe(40);
 });
+
+test("accounts with nothing in flight are served first: when eight accounts' hanging receivers hold every slot, the next slot that frees goes to another account, not to their backlogs (found by QA)", async () => {
+  const releases: (() => void)[] = [];
+  let arrivals = 0;
+  const hang = async () => {
+    arrivals++;
+    await new Promise<void>((r) => releases.push(r));
+    return { status: 200 };
+  };
+  // eight accounts, each with more due deliveries than its share, all to receivers that hang
+  for (let i = 0; i < CONCURRENCY / ACCOUNT_CONCURRENCY; i++) {
+    const acct = await w.t.account('enterprise');
+    const entity = await rest(w.t, acct.key, { method: 'POST', path: '/v1/entities', body: { entity: `server:hang-${i}`, frequency: 'PT1H', axes: [{ name: 'cpu' }] } });
+    expect(entity.code).toBe('ok');
+    const receiver = await w.receiver(hang);
+    const sub = await rest(w.t, acct.key, { method: 'POST', path: '/v1/subscriptions', body: { entity: `server:hang-${i}`, url: receiver.url } });
+    expect(sub.code).toBe('ok');
+    receiver.secrets = [sub.data.secret];
+    for (let k = 0; k < ACCOUNT_CONCURRENCY + 2; k++) {
+      expect((await rest(w.t, acct.key, { method: 'POST', path: `/v1/subscriptions/${sub.data.subscription.subscription_id}:test`, body: {} })).code).toBe('ok');
+    }
+  }
+  const until = async (done: () => boolean) => {
+    for (let waited = 0; !done() && waited < 10_000; waited += 20) await new Promise((r) => setTimeout(r, 20));
+  };
+  await until(() => arrivals === CONCURRENCY);
+  expect(arrivals).toBe(CONCURRENCY);
+  // another account's delivery, due after all their backlogs
+  const other = await w.t.account('enterprise');
+  expect((await rest(w.t, other.key, { method: 'POST', path: '/v1/entities', body: { entity: 'server:calm', frequency: 'PT1H', axes: [{ name: 'cpu' }] } })).code).toBe('ok');
+  let arrivalsBefore = -1;
+  const fast = await w.receiver(() => {
+    arrivalsBefore = arrivals;
+    return { status: 200 };
+  });
+  const sub = await rest(w.t, other.key, { method: 'POST', path: '/v1/subscriptions', body: { entity: 'server:calm', url: fast.url } });
+  fast.secrets = [sub.data.secret];
+  expect((await rest(w.t, other.key, { method: 'POST', path: `/v1/subscriptions/${sub.data.subscription.subscription_id}:test`, body: {} })).code).toBe('ok');
+  // one attempt ends: the slot it frees is the other account's (before: the backlog of the account that freed it)
+  releases.shift()!();
+  await until(() => arrivalsBefore >= 0 || arrivals > CONCURRENCY);
+  expect(arrivalsBefore).toBe(CONCURRENCY);
+  // the rest go out as slots free
+  const total = (CONCURRENCY / ACCOUNT_CONCURRENCY) * (ACCOUNT_CONCURRENCY + 2);
+  for (let waited = 0; arrivals < total && waited < 20_000; waited += 20) {
+    for (let r = releases.shift(); r; r = releases.shift()) r();
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  for (let r = releases.shift(); r; r = releases.shift()) r();
+  expect(arrivals).toBe(total);
+  await w.t.service.ctx.webhooks.dispatcher.settled();
+}, 60_000);
