@@ -19,8 +19,10 @@ export class InsufficientDataError extends EngineError {
     /** Observations needed. */
     readonly need: number,
     readonly model: string = 'model',
+    /** Where only the last steps of the series are fitted (`MAX_FIT_STEPS`): how many; `have` counts those. */
+    readonly within?: number,
   ) {
-    super(`${model} needs at least ${need} observations, the series has ${have}`);
+    super(`${model} needs at least ${need} observations, the series has ${have}${within === undefined ? '' : ` in its last ${within} steps (the longest history the engine fits)`}`);
   }
 }
 

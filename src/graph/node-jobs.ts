@@ -11,6 +11,7 @@ import type { ForecastJob, ForecastJobResult } from '../oracle/forecast-job';
 import { ForecastJobFailed, type ForecastPool, type RunOptions } from '../oracle/forecast-pool';
 import { axisInfo, boundsOf, fitKeyOf, seedOf, type AxisShape } from '../oracle/engine-info';
 import type { LoadedSeries } from '../oracle/series-loader';
+import { withinText } from '../oracle/axis-forecast';
 
 /** The model the service fits: the engine's automatic selection. */
 export const NODE_MODEL = 'auto';
@@ -41,7 +42,7 @@ export async function runNodeJob(pool: ForecastPool, job: ForecastJob, run: RunO
   } catch (err) {
     if (!(err instanceof ForecastJobFailed)) throw err;
     const e = err.error;
-    if (e.name === 'InsufficientDataError') return { ok: false, reason: `${e.have} observations; at least ${e.need} are needed` };
+    if (e.name === 'InsufficientDataError') return { ok: false, reason: `${e.have} observations${withinText(e.within)}; at least ${e.need} are needed` };
     if (e.name === 'InvalidSeriesError') return { ok: false, reason: e.message };
     throw err;
   }

@@ -41,12 +41,17 @@ export interface ReportSpec {
   readonly levels: readonly number[];
 }
 
+/** Where the engine counted only the last steps of a series (`MAX_FIT_STEPS`), words that say so. */
+export function withinText(within: number | undefined): string {
+  return within === undefined ? '' : ` in its last ${within} steps (the longest history the engine fits)`;
+}
+
 /** Engine failures in a worker → the contract's errors, naming the axis. */
 function jobError(err: unknown, entity: string, axis: string): unknown {
   if (!(err instanceof ForecastJobFailed)) return err;
   const e = err.error;
   if (e.name === 'InsufficientDataError') {
-    return new ServiceError('insufficient_data', `axis ${axis} of ${entity} has ${e.have} observations; at least ${e.need} are needed to forecast it`, {
+    return new ServiceError('insufficient_data', `axis ${axis} of ${entity} has ${e.have} observations${withinText(e.within)}; at least ${e.need} are needed to forecast it`, {
       axis,
       have: e.have,
       need: e.need,

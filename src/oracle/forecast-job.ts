@@ -51,6 +51,8 @@ export interface ForecastJobError {
   readonly message: string;
   readonly have?: number;
   readonly need?: number;
+  /** With `have`: the observations counted are those of the last `within` steps (the longest history the engine fits). */
+  readonly within?: number;
 }
 
 /**

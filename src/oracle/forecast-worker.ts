@@ -95,6 +95,7 @@ function fit(request: WorkerRequest): WorkerReply {
         message: e?.message ?? String(err),
         have: err instanceof InsufficientDataError ? err.have : undefined,
         need: err instanceof InsufficientDataError ? err.need : undefined,
+        within: err instanceof InsufficientDataError ? err.within : undefined,
       },
     };
   }

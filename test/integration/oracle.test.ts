@@ -203,3 +203,22 @@ test('a fresh pool warms its idle workers up and answers every job as the engine
     await pool.close();
   }
 });
+
+test('a few observations spread over 200,000 hours: the forecast fits the last 20,000 steps and says so; with too few there, 422 counts them (found by QA: 25 s of CPU)', async () => {
+  const HOUR = 3_600_000;
+  const T0 = Date.UTC(2000, 0, 1);
+  const iso = (i: number) => new Date(T0 + i * HOUR).toISOString().replace('.000Z', 'Z');
+  const make = async (entity: string, at: number[]) => {
+    assert.equal((await rest(t, key, { method: 'POST', path: '/v1/entities', body: { entity, frequency: 'PT1H', axes: [{ name: 'cpu' }] } })).code, 'ok');
+    const r = await rest(t, key, { method: 'POST', path: `/v1/entities/${entity}/observations`, body: { observations: at.map((i, k) => ({ axis: 'cpu', time: iso(i), value: 100 + k })) } });
+    assert.equal(r.code, 'ok', r.message);
+  };
+  await make('server:spread', Array.from({ length: 33 }, (_, k) => Math.round((k * 199_999) / 32)));
+  await make('server:early', [...Array.from({ length: 32 }, (_, k) => k * 100), 199_999]);
+  const spread = await oracleQuery(t, key, 'rest', { entity: 'server:spread' });
+  assert.equal(spread.code, 'ok', spread.message);
+  assert.ok(spread.data.forecast.warnings.some((w: string) => w.includes('fitted on the last 20000 of the series\' 200000 steps')), spread.data.forecast.warnings.join('; '));
+  const early = await oracleQuery(t, key, 'rest', { entity: 'server:early' });
+  assert.deepEqual([early.code, early.status], ['insufficient_data', 422]);
+  assert.match(early.message, /^axis cpu of server:early has 1 observations in its last 20000 steps \(the longest history the engine fits\); at least \d+ are needed/);
+});
