@@ -44,9 +44,14 @@ export interface PathStep {
 /** Adjacency within the loaded neighbourhood: entity → neighbours sorted by entity. */
 export type Adjacency = ReadonlyMap<string, readonly PathStep[]>;
 
-/** 400 for a graph over the limit, naming it and what to change. */
-export function tooManyNodes(field: string, what: string): ServiceError {
-  return new ServiceError('invalid_argument', `${field}: ${what} reaches more than ${MAX_GRAPH_NODES} entities; at most ${MAX_GRAPH_NODES} per query (lower ${field})`, {
+/**
+ * 400 for a graph over the limit, naming it and what to change: a lower `field`, or where one
+ * step already reaches too many (`oneStep`: an entity with more than 5,000 neighbours, where no
+ * depth is lower) listing its relations page by page (found by QA: "lower depth" at depth 1).
+ */
+export function tooManyNodes(field: string, what: string, oneStep?: string): ServiceError {
+  const remedy = oneStep ? `its relations alone are more: list them page by page with GET /v1/relations?${oneStep}` : `lower ${field}`;
+  return new ServiceError('invalid_argument', `${field}: ${what} reaches more than ${MAX_GRAPH_NODES} entities; at most ${MAX_GRAPH_NODES} per query (${remedy})`, {
     field,
     limit: MAX_GRAPH_NODES,
   });
@@ -82,7 +87,10 @@ export async function loadNeighbourhood(
     };
     for (const r of down) reach(r.parent, r.child, 'down');
     for (const r of up) reach(r.child, r.parent, 'up');
-    if (seen.size > MAX_GRAPH_NODES) throw tooManyNodes('depth', `the traversal from ${from} within ${depth} steps`);
+    if (seen.size > MAX_GRAPH_NODES) {
+      const oneStep = level === 0 ? `${direction === 'up' ? 'child' : 'parent'}=${from}${direction === 'both' ? ` (and child=${from})` : ''}` : undefined;
+      throw tooManyNodes('depth', `the traversal from ${from} within ${depth} steps`, oneStep);
+    }
     frontier = next;
   }
   for (const list of adjacency.values()) list.sort((a, b) => (a.entity < b.entity ? -1 : a.entity > b.entity ? 1 : 0));

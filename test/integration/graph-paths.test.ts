@@ -187,6 +187,8 @@ test('more than 5,000 entities within depth: 400 naming the limit', async () => 
     const o = await query(protocol, { from: 'hub:h', depth: 1 }, k);
     assert.equal(o.code, 'invalid_argument');
     assert.match(o.message, /^depth: .*more than 5000 entities; at most 5000/);
+    // depth 1 cannot be lowered: the message says how to list them (found by QA: "lower depth")
+    assert.ok(o.message.endsWith('(its relations alone are more: list them page by page with GET /v1/relations?parent=hub:h)'), o.message);
   }
   assert.equal((await query('rest', { from: 'spoke:s1', direction: 'up', depth: 1 }, k)).data.paths.length, 1);
 });

@@ -28,9 +28,9 @@ export interface QueryRequestInput {
    * what exists. Every descendant must have the entity's frequency, and each queried axis of
    * the same kind (count or continuous) where it has that axis (else 400 `failed_precondition`
    * naming the descendant); more than 1,000 entities in the hierarchy (the whole `contains`
-   * closure under the entity, to its leaves) → 400 naming the limit. Why 1,000 where API.md
-   * says 5,000: the reconciliation is dense linear algebra, cubic in the hierarchy's size; 4,950
-   * entities ran for more than 11 minutes (1,000: 4–7 s). Traversals keep 5,000.
+   * closure under the entity, to its leaves) → 400 naming the limit. Why a limit (API.md sets
+   * none; traversals stop at 5,000): the reconciliation is dense linear algebra, cubic in the
+   * hierarchy's size; 4,950 entities ran for more than 11 minutes (1,000: 4–7 s).
    */
   depth?: number | undefined;
   /**
