@@ -28,6 +28,7 @@ import { scoreDrift, startDrift } from '../src/engine/drift/score';
 import { fitDriftModel } from '../src/engine/drift/one-step';
 import { newId } from '../src/ids';
 import { startService, type RunningService } from '../src/service';
+import { ACCOUNT_CONCURRENCY } from '../src/subscriptions/dispatcher';
 import { eventBody, TEST_EVENT } from '../src/subscriptions/events';
 import { verifyWebhook } from '../src/subscriptions/webhook-signature';
 
@@ -296,7 +297,7 @@ async function throughput(service: RunningService, call: Call) {
   webhooks.dispatcher.poke();
   await webhooks.dispatcher.settled();
   const seconds = (performance.now() - t0) / 1000;
-  console.log(`  webhook throughput                       ${(rx.count() / seconds).toFixed(0)} events/s (${rx.count()} delivered and verified, ${rx.refused} refused; 32 in flight, receiver in the same process)`);
+  console.log(`  webhook throughput                       ${(rx.count() / seconds).toFixed(0)} events/s (${rx.count()} delivered and verified, ${rx.refused} refused; one account, so at most ${ACCOUNT_CONCURRENCY} in flight; receiver in the same process)`);
   await rx.close();
 }
 

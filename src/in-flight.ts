@@ -11,6 +11,13 @@ export class InFlight {
     return this.counts.get(key) ?? 0;
   }
 
+  /** What the keys in progress could still start under a limit of `n` each: Σ max(0, n − count). */
+  spare(n: number): number {
+    let sum = 0;
+    for (const c of this.counts.values()) sum += Math.max(0, n - c);
+    return sum;
+  }
+
   /** The keys with at least `n` in progress. */
   atLeast(n: number): string[] {
     return [...this.counts].filter(([, c]) => c >= n).map(([key]) => key);

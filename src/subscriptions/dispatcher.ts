@@ -122,8 +122,10 @@ export class WebhookDispatcher {
       const full = this.perAccount.atLeast(ACCOUNT_CONCURRENCY);
       const busy = this.perAccount.atLeast(1);
       const now = this.deps.clock.now();
-      // idle accounts first (a second statement only while some account is busy but below its share)
-      const idle = busy.length > full.length ? await deliveries.claimDue(owner, now, this.leaseMs, free, busy) : [];
+      // idle accounts first, where the accounts in flight could take every free slot themselves
+      // (else one claim serves all: an account past its share gives the rest back, and the next
+      // claim leaves it out); a second statement then, only under contention
+      const idle = this.perAccount.spare(ACCOUNT_CONCURRENCY) >= free ? await deliveries.claimDue(owner, now, this.leaseMs, free, busy) : [];
       const claimed = idle.length < free ? [...idle, ...(await deliveries.claimDue(owner, now, this.leaseMs, free - idle.length, full))] : idle;
       const givenBack: string[] = [];
       for (const d of claimed) {
