@@ -6,6 +6,8 @@
 
 /** A client stream may be larger than one JSON body: up to this many of them. */
 const STREAM_BODIES = 64;
+/** Default budget of request bytes still arriving: four streams at the default body limit. */
+const PENDING_REQUEST_BYTES = 256 * 1024 * 1024;
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 
 export interface Config {
@@ -34,6 +36,27 @@ export interface Config {
    * or slow one is refused with 413 instead of filling memory.
    */
   readonly maxStreamBytes: number;
+  /**
+   * Most bytes of requests still arriving, both protocols together (`MAX_PENDING_REQUEST_BYTES`,
+   * default 256 MiB, or one stream's limit if that is more): a request that takes the total over
+   * it is refused with 503 `unavailable` and `Retry-After: 1` (transport/request-intake.ts), so
+   * that clients holding requests half-sent cannot exhaust memory. At least one stream's limit.
+   */
+  readonly maxPendingRequestBytes: number;
+  /**
+   * Longest a client may keep the server waiting for a request's next bytes, in ms
+   * (`REQUEST_IDLE_TIMEOUT_MS`, default 30000): a body's or a message's (then the call fails with
+   * 504 `deadline_exceeded` and its bytes are let go), and over REST a request's headers in all
+   * and a new connection's first bytes (then the connection is closed). A time between bytes, not
+   * a total: a long bulk ingest that keeps arriving is never cut.
+   */
+  readonly requestIdleTimeoutMs: number;
+  /**
+   * Most open connections on each port (`MAX_CONNECTIONS`, default 4096): one more is closed at
+   * once. Idle ones close on their own (REST: after REQUEST_IDLE_TIMEOUT_MS without a first
+   * request, 65 s of keep-alive; gRPC: 60 s without a call).
+   */
+  readonly maxConnections: number;
   /** Public base URL used in links (`PUBLIC_BASE_URL`, default `http://HOST:HTTP_PORT`). */
   readonly publicBaseUrl?: string;
   /**
@@ -115,6 +138,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!Number.isFinite(grace) || grace < 0) throw new Error(`SHUTDOWN_GRACE_MS must be a non-negative number`);
   const maxBody = Number(env.MAX_BODY_BYTES ?? 1024 * 1024);
   if (!Number.isInteger(maxBody) || maxBody <= 0) throw new Error(`MAX_BODY_BYTES must be a positive integer`);
+  // The budget must hold one whole stream at its limit, or such a stream could never arrive.
+  const pendingBytes = integer('MAX_PENDING_REQUEST_BYTES', Math.max(PENDING_REQUEST_BYTES, maxBody * STREAM_BODIES), maxBody * STREAM_BODIES);
   const corsOrigins = (env.CORS_ORIGINS ?? '').split(',').map((o) => o.trim()).filter((o) => o !== '');
   for (const o of corsOrigins) {
     if (o !== '*' && !isOrigin(o)) throw new Error(`CORS_ORIGINS: ${JSON.stringify(o)} is not an origin (scheme://host[:port], no path) or *`);
@@ -150,6 +175,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxBodyBytes: maxBody,
     maxGrpcMessageBytes: 4 * 1024 * 1024,
     maxStreamBytes: maxBody * STREAM_BODIES,
+    maxPendingRequestBytes: pendingBytes,
+    requestIdleTimeoutMs: integer('REQUEST_IDLE_TIMEOUT_MS', 30_000, 1),
+    maxConnections: integer('MAX_CONNECTIONS', 4096, 1),
     publicBaseUrl: env.PUBLIC_BASE_URL || undefined,
     masterKey: env.MASTER_KEY || undefined,
     masterKeyFile: env.MASTER_KEY_FILE || undefined,

@@ -3,7 +3,7 @@
  * gRPC server and REST gateway. Both servers share one pipeline, so every behaviour is the
  * same on both protocols.
  */
-import { createServer, type Server as HttpServer } from 'node:http';
+import type { Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type * as grpc from '@grpc/grpc-js';
 import { AccountStore } from './accounts/account-store';
@@ -28,7 +28,9 @@ import type { SecretBox } from './store/secret-box';
 import { serverSecret, verifyMasterKey } from './store/secrets';
 import { bindGrpc, createGrpcServer, shutdownGrpc } from './transport/grpc/server';
 import type { RequestHandler, Express } from 'express';
-import { createRestApp, handleClientErrors } from './transport/rest/app';
+import { RequestIntake } from './transport/request-intake';
+import { createRestApp } from './transport/rest/app';
+import { createHttpServer } from './transport/rest/http-server';
 import { RouteTable } from './transport/rest/route-table';
 import { siteHandlers } from './web/site';
 import { forensicsService } from './forensics/forensics-service';
@@ -109,6 +111,8 @@ export interface RunningService {
   /** The Express app serving REST (the API gateway and the site). */
   readonly app: Express;
   readonly grpcServer: grpc.Server;
+  /** The budget of request bytes still arriving, both servers together (request-intake.ts). */
+  readonly intake: RequestIntake;
   readonly httpPort: number;
   readonly grpcPort: number;
   /** Drain in-flight calls (up to the grace period), close servers and the database. */
@@ -226,9 +230,13 @@ export async function createService(config: Config, options: ServiceOptions = {}
     },
     methods,
   );
+  // One budget for the bytes of requests still arriving, both servers together.
+  const intake = new RequestIntake({ maxPendingBytes: config.maxPendingRequestBytes, idleTimeoutMs: config.requestIdleTimeoutMs });
   const app = createRestApp(pipeline, routes, {
     maxBodyBytes: config.maxBodyBytes,
     maxStreamBytes: config.maxStreamBytes,
+    maxLineBytes: config.maxGrpcMessageBytes,
+    intake,
     clock,
     log,
     corsOrigins: config.corsOrigins,
@@ -240,6 +248,9 @@ export async function createService(config: Config, options: ServiceOptions = {}
     maxMessageBytes: config.maxGrpcMessageBytes,
     maxStreamBytes: config.maxStreamBytes,
     descriptorBytes: descriptors.bytes,
+    intake,
+    log,
+    clock,
   });
   const served = ['', ...new Set([...methods.values()].map((m) => m.service))];
   let draining = false;
@@ -254,24 +265,23 @@ export async function createService(config: Config, options: ServiceOptions = {}
     draining = true;
     setServing(false);
   };
-  return { ctx, pipeline, routes, app, grpcServer, health, startDraining };
+  return { ctx, pipeline, routes, app, grpcServer, health, intake, startDraining };
 }
 
 /** Build the service and bind both ports (0 = any free port). */
 export async function startService(config: Config, options: ServiceOptions = {}): Promise<RunningService> {
   const built = await createService(config, options);
   const { ctx, app, grpcServer, startDraining } = built;
-  const grpcPort = await bindGrpc(grpcServer, config.host, config.grpcPort);
+  const grpcListener = await bindGrpc(grpcServer, config.host, config.grpcPort, config.maxConnections);
+  const grpcPort = grpcListener.port;
   const http: HttpServer = await new Promise((resolve, reject) => {
-    const s = createServer(app);
-    handleClientErrors(s, ctx.clock);
+    const s = createHttpServer(app, { maxConnections: config.maxConnections, idleTimeoutMs: config.requestIdleTimeoutMs, clock: ctx.clock });
     s.once('error', reject);
     s.listen(config.httpPort, config.host, () => {
       s.off('error', reject);
       resolve(s);
     });
   });
-  http.keepAliveTimeout = 65_000;
   const httpPort = (http.address() as AddressInfo).port;
   // Idempotency entries live 24 hours; purge expired ones hourly (and once at start).
   const purge = () => ctx.idempotency.purgeExpired(ctx.clock.now()).catch((error) => ctx.log.warn('idempotency purge failed', { error }));
@@ -294,7 +304,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
       // appear, or the drain would wait for the grace period whenever a client kept its connection.
       const idle = setInterval(() => http.closeIdleConnections(), 50);
       const force = setTimeout(() => http.closeAllConnections(), config.shutdownGraceMs);
-      await Promise.all([shutdownGrpc(grpcServer, config.shutdownGraceMs), httpClosed]);
+      await Promise.all([shutdownGrpc(grpcServer, grpcListener, config.shutdownGraceMs), httpClosed]);
       clearTimeout(force);
       clearInterval(idle);
       await webhooksStopped;

@@ -2,15 +2,27 @@
  * The gRPC transport: a thin grpc-js adapter. Each method of the table is registered with a
  * handler that builds an `IncomingCall` and hands the call to the pipeline; outcomes map to
  * gRPC status, initial metadata and trailers. Plus grpc.health.v1 and server reflection.
+ *
+ * A request is read only once the pipeline has authenticated its caller (as the REST gateway
+ * reads a body), its bytes count against the process's budget while they arrive, and a read
+ * that waits too long for them fails (request-intake.ts). Found by QA (on a1f0179): grpc-js read
+ * a unary request before any handler ran, so 100 connections without a key, each sending 15 MB
+ * of a message announced as 16 MiB and holding it, took the process from 394 MB to 1.6 GB.
  */
+import { createServer as createTcpServer, type AddressInfo, type Server as TcpServer, type Socket } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import { loadFileDescriptorSetFromBuffer } from '@grpc/proto-loader';
 import { ReflectionService } from '@grpc/reflection';
 import { HealthImplementation } from 'grpc-health-check';
+import type { Clock } from '../../clock';
+import { newId } from '../../ids';
+import type { Logger } from '../../log';
 import type { IncomingCall } from '../../rpc/context';
 import { ClientCancelledError, invalidArgument, payloadTooLarge, ServiceError } from '../../rpc/errors';
 import type { MethodEntry } from '../../rpc/method';
-import type { CallOutcome, Pipeline } from '../../rpc/pipeline';
+import { API_VERSION, type CallOutcome, type Pipeline } from '../../rpc/pipeline';
+import type { Arrival, RequestIntake } from '../request-intake';
+import { intakeInterceptor, nextMessage, readOne, type GrpcCall } from './intake';
 import { encodeStatusDetails } from './status-details';
 
 export interface GrpcServerOptions {
@@ -20,6 +32,10 @@ export interface GrpcServerOptions {
   readonly maxStreamBytes: number;
   /** The descriptor image bytes, served by reflection. */
   readonly descriptorBytes: Buffer;
+  /** The process's budget of request bytes still arriving, shared with the REST gateway. */
+  readonly intake: RequestIntake;
+  readonly log: Logger;
+  readonly clock: Clock;
 }
 
 /**
@@ -32,18 +48,48 @@ export interface GrpcServerOptions {
  * interceptor or handler sees or rewrites it, and it carries no request-id. So grpc-js's limit
  * is set this many times higher, as a ceiling on memory only: what remains is that a message over
  * 4 × 4 MiB still gets grpc-js's bare status. (grpc-js buffers a message as it arrives, not at
- * its declared size, so the ceiling costs memory only when a client really sends that much.)
+ * its declared size, so the ceiling costs memory only when a client really sends that much, which
+ * it can only after authentication and within the budget of bytes still arriving: intake.ts.)
  */
 const RECEIVE_CEILING_FACTOR = 4;
 
+/**
+ * Most calls at once on one connection (HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS; grpc-js sets no
+ * limit). RFC 9113 (5.1.2) recommends no fewer than 100; a client over it waits for a turn.
+ */
+const MAX_CONCURRENT_STREAMS = 100;
+
+/**
+ * How long a connection without calls stays open (grpc-js: `grpc.max_connection_idle_ms`, no limit
+ * by default). Connections are capped (`Config.maxConnections`), so none is held for nothing; a
+ * client whose connection closed opens another on its next call.
+ */
+const CONNECTION_IDLE_MS = 60_000;
+
 /** A gRPC server for every method in the pipeline's table, not yet bound to a port. */
 export function createGrpcServer(pipeline: Pipeline, options: GrpcServerOptions): { server: grpc.Server; health: HealthImplementation } {
+  const arrivals = new WeakMap<grpc.Metadata, Arrival>();
   const server = new grpc.Server({
     'grpc.max_receive_message_length': options.maxMessageBytes * RECEIVE_CEILING_FACTOR,
     'grpc.max_send_message_length': options.maxMessageBytes,
+    'grpc.max_concurrent_streams': MAX_CONCURRENT_STREAMS,
+    'grpc.max_connection_idle_ms': CONNECTION_IDLE_MS,
     // Channelz (per-call statistics for the channelz service) is not served here: skip its bookkeeping.
     'grpc.enable_channelz': 0,
+    interceptors: [
+      intakeInterceptor(
+        {
+          intake: options.intake,
+          isPipelineMethod: (path) => pipeline.methods.has(path),
+          refusal: (error) => toGrpcError(error, toMetadata({ 'request-id': newId('req', options.clock), 'api-version': API_VERSION })) as grpc.StatusObject,
+          onUncounted: () => options.log.error('gRPC request bytes are not counted against MAX_PENDING_REQUEST_BYTES: the installed grpc-js keeps its HTTP/2 stream elsewhere than 1.14 did'),
+        },
+        arrivals,
+      ),
+    ],
   });
+  // (The interceptor maps every call; a fresh arrival would only lack the call's byte counts.)
+  const limits: HandlerLimits = { ...options, arrivalOf: (call) => arrivals.get(call.metadata) ?? options.intake.open('request') };
   const byService = new Map<string, MethodEntry[]>();
   for (const entry of pipeline.methods.values()) {
     const list = byService.get(entry.service) ?? [];
@@ -57,9 +103,12 @@ export function createGrpcServer(pipeline: Pipeline, options: GrpcServerOptions)
     for (const entry of entries) {
       // grpc-js receives the raw bytes: a message that does not decode is judged by the pipeline
       // (after authentication, as INVALID_ARGUMENT with our error details), not answered by
-      // grpc-js with a bare INTERNAL "Error deserializing request".
-      definition[entry.key] = { ...entry.definition, requestDeserialize: (bytes: Buffer) => bytes } as unknown as grpc.MethodDefinition<unknown, unknown>;
-      impl[entry.key] = entry.definition.requestStream ? clientStreamHandler(pipeline, entry, options) : unaryHandler(pipeline, entry, options);
+      // grpc-js with a bare INTERNAL "Error deserializing request". Every method is registered as
+      // client-streaming: grpc-js reads a unary call's message before running its handler, a
+      // stream's only when its handler asks, so the unary handler asks after authentication
+      // (the same bytes on the wire: one message, then the end).
+      definition[entry.key] = { ...entry.definition, requestStream: true, requestDeserialize: (bytes: Buffer) => bytes } as unknown as grpc.MethodDefinition<unknown, unknown>;
+      impl[entry.key] = entry.definition.requestStream ? clientStreamHandler(pipeline, entry, limits) : unaryHandler(pipeline, entry, limits);
     }
     server.addService(definition as grpc.ServiceDefinition, impl);
     healthStatus[service] = 'SERVING';
@@ -71,19 +120,26 @@ export function createGrpcServer(pipeline: Pipeline, options: GrpcServerOptions)
   return { server, health };
 }
 
-function unaryHandler(pipeline: Pipeline, entry: MethodEntry, limits: GrpcServerOptions): grpc.handleUnaryCall<unknown, unknown> {
+interface HandlerLimits extends GrpcServerOptions {
+  /** The arrival of a call's request (its bytes counted by `intakeInterceptor`). */
+  arrivalOf(call: GrpcCall): Arrival;
+}
+
+function unaryHandler(pipeline: Pipeline, entry: MethodEntry, limits: HandlerLimits): grpc.handleClientStreamingCall<unknown, unknown> {
   return (call, callback) => {
+    const arrival = limits.arrivalOf(call);
     pipeline
-      .unary(entry, () => decodeMessage(entry, call.request as Buffer, 'request', limits.maxMessageBytes), incomingOf(call))
+      .unary(entry, async () => decodeMessage(entry, await readOne(call, arrival), 'request', limits.maxMessageBytes), incomingOf(call, arrival))
       .then((outcome) => finish(call, callback, outcome))
       .catch((err) => failSafe(callback, err));
   };
 }
 
-function clientStreamHandler(pipeline: Pipeline, entry: MethodEntry, limits: GrpcServerOptions): grpc.handleClientStreamingCall<unknown, unknown> {
+function clientStreamHandler(pipeline: Pipeline, entry: MethodEntry, limits: HandlerLimits): grpc.handleClientStreamingCall<unknown, unknown> {
   return (call, callback) => {
+    const arrival = limits.arrivalOf(call);
     pipeline
-      .clientStream(entry, decodeStream(entry, call, limits), incomingOf(call))
+      .clientStream(entry, decodeStream(entry, call, arrival, limits), incomingOf(call, arrival))
       .then((outcome) => finish(call, callback, outcome))
       .catch((err) => failSafe(callback, err));
   };
@@ -120,10 +176,10 @@ const CANCEL_SETTLE_MS = 50;
  * ends normally only when the client half-closed and did not cancel within `CANCEL_SETTLE_MS`; a
  * cancelled stream fails instead (the pipeline answers with the reason its signal aborted for).
  */
-async function* decodeStream(entry: MethodEntry, call: grpc.ServerReadableStream<unknown, unknown>, limits: GrpcServerOptions): AsyncGenerator<unknown> {
+async function* decodeStream(entry: MethodEntry, call: GrpcCall, arrival: Arrival, limits: GrpcServerOptions): AsyncGenerator<unknown> {
   let i = 0;
   let total = 0;
-  for await (const bytes of call as AsyncIterable<Buffer>) {
+  for (let bytes = await nextMessage(call, arrival); bytes !== undefined; bytes = await nextMessage(call, arrival)) {
     total += bytes.length;
     if (total > limits.maxStreamBytes) throw payloadTooLarge(`the stream (${i + 1} messages)`, limits.maxStreamBytes);
     yield decodeMessage(entry, bytes, `messages[${i++}]`, limits.maxMessageBytes);
@@ -142,7 +198,7 @@ async function* decodeStream(entry: MethodEntry, call: grpc.ServerReadableStream
 }
 
 function finish(
-  call: grpc.ServerUnaryCall<unknown, unknown> | grpc.ServerReadableStream<unknown, unknown>,
+  call: GrpcCall,
   callback: grpc.sendUnaryData<unknown>,
   outcome: CallOutcome<unknown>,
 ): void {
@@ -192,11 +248,9 @@ function toMetadata(headers: Record<string, string>): grpc.Metadata {
   return md;
 }
 
-function incomingOf(call: GrpcCall): IncomingCall {
-  return new GrpcIncoming(call);
+function incomingOf(call: GrpcCall, arrival: Arrival): IncomingCall {
+  return new GrpcIncoming(call, arrival);
 }
-
-type GrpcCall = grpc.ServerUnaryCall<unknown, unknown> | grpc.ServerReadableStream<unknown, unknown>;
 
 /** The gRPC side of a call. A class so its lazy accessors live on a shared prototype (see `Context` in pipeline.ts). */
 class GrpcIncoming implements IncomingCall {
@@ -204,7 +258,10 @@ class GrpcIncoming implements IncomingCall {
   readonly deadline: number | undefined;
   private abort: AbortController | undefined;
 
-  constructor(private readonly call: GrpcCall) {
+  constructor(
+    private readonly call: GrpcCall,
+    private readonly arrival: Arrival,
+  ) {
     const deadline = call.getDeadline();
     const ms = deadline instanceof Date ? deadline.getTime() : Number(deadline);
     this.deadline = Number.isFinite(ms) ? ms : undefined;
@@ -221,26 +278,48 @@ class GrpcIncoming implements IncomingCall {
     return this.call.getPeer();
   }
 
+  // Aborted too when the request is refused while the endpoint is not reading (over the budget:
+  // grpc-js may read ahead of it), so that the call ends and lets go of it without waiting.
   get signal(): AbortSignal {
     if (!this.abort) {
       const controller = (this.abort = new AbortController());
       const cancel = () => controller.abort(new ClientCancelledError());
       if (this.call.cancelled) cancel();
       else this.call.on('cancelled', cancel);
+      if (this.arrival.failed) controller.abort(this.arrival.failed);
+      else this.arrival.whenFailed((error) => controller.abort(error));
     }
     return this.abort.signal;
   }
 }
 
-/** Bind to host:port (0 = any free port); resolves the bound port. */
-export function bindGrpc(server: grpc.Server, host: string, port: number): Promise<number> {
+/** The gRPC port's listener: it caps connections, which grpc-js's own cannot. */
+export interface GrpcListener {
+  readonly port: number;
+  readonly tcp: TcpServer;
+}
+
+/**
+ * Listen on host:port (0 = any free port) with at most `maxConnections` open connections (any
+ * beyond is closed at once), handing each to the server. The listener is ours, not grpc-js's
+ * (`bindAsync`), only to set `maxConnections` on it.
+ */
+export function bindGrpc(server: grpc.Server, host: string, port: number, maxConnections: number): Promise<GrpcListener> {
+  const injector = server.createConnectionInjector(grpc.ServerCredentials.createInsecure());
+  const tcp = createTcpServer({ noDelay: true }, (socket: Socket) => injector.injectConnection(socket));
+  tcp.maxConnections = maxConnections;
   return new Promise((resolve, reject) => {
-    server.bindAsync(`${host}:${port}`, grpc.ServerCredentials.createInsecure(), (err, bound) => (err ? reject(err) : resolve(bound)));
+    tcp.once('error', reject);
+    tcp.listen(port, host, () => {
+      tcp.off('error', reject);
+      resolve({ port: (tcp.address() as AddressInfo).port, tcp });
+    });
   });
 }
 
-/** Stop accepting calls, drain in-flight ones for up to `graceMs`, then force. */
-export function shutdownGrpc(server: grpc.Server, graceMs: number): Promise<void> {
+/** Stop accepting connections and calls, drain in-flight ones for up to `graceMs`, then force. */
+export function shutdownGrpc(server: grpc.Server, listener: GrpcListener, graceMs: number): Promise<void> {
+  listener.tcp.close();
   return new Promise((resolve) => {
     const timer = setTimeout(() => {
       server.forceShutdown();

@@ -16,6 +16,7 @@ import helmet from 'helmet';
 import type { Clock } from '../../clock';
 import { ServiceError, type ErrorCode } from '../../rpc/errors';
 import type { Pipeline } from '../../rpc/pipeline';
+import { hasBody } from './body';
 import { apiMiddleware, callHeaders, errorBody, sendError, type GatewayOptions } from './gateway';
 import type { RouteTable } from './route-table';
 
@@ -50,7 +51,7 @@ const STATUS_CODES: Readonly<Record<number, ErrorCode>> = {
   415: 'unsupported_media_type',
 };
 
-/** The app; hand it to `http.createServer` (and `handleClientErrors` for the server). */
+/** The app; hand it to `createHttpServer` (http-server.ts). */
 export function createRestApp(pipeline: Pipeline, routes: RouteTable, options: RestAppOptions): express.Express {
   const app = express();
   app.disable('x-powered-by');
@@ -71,8 +72,12 @@ export function createRestApp(pipeline: Pipeline, routes: RouteTable, options: R
   if (options.compression) app.use(compression());
   for (const m of options.middleware ?? []) app.use(m);
   app.use(apiMiddleware(pipeline, routes, options));
-  app.use((_req: Request, res: Response, next: NextFunction) => {
+  app.use((req: Request, res: Response, next: NextFunction) => {
     for (const [k, v] of Object.entries(callHeaders(options.clock))) res.setHeader(k, v);
+    // No API route took it: whatever answers (the site reads a small form at most) closes the
+    // connection if a body came, so that Node does not wait, with no time limit, for the rest of
+    // a body nobody reads before the next request (http-server.ts: requestTimeout is off).
+    if (hasBody(req)) res.setHeader('connection', 'close');
     next();
   });
   // The site serves documents: helmet's full set (pages replace the policy with their own, web/site.ts).

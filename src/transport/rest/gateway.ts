@@ -18,7 +18,8 @@ import type { Logger } from '../../log';
 import type { IncomingCall } from '../../rpc/context';
 import { ServiceError } from '../../rpc/errors';
 import { API_VERSION, type CallOutcome, type Pipeline } from '../../rpc/pipeline';
-import { checkContentEncoding, mediaType, ndjsonLines, parseJson, readBody, type NdjsonLine } from './body';
+import type { Arrival, RequestIntake } from '../request-intake';
+import { checkContentEncoding, hasBody, mediaType, ndjsonLines, parseJson, readBody, type NdjsonLine } from './body';
 import { decodeRequest, encodeJson, encodeResponse, rawResponse } from './json-codec';
 import { PathDecodeError } from './path-template';
 import type { Route, RouteTable } from './route-table';
@@ -27,6 +28,10 @@ export interface GatewayOptions {
   readonly maxBodyBytes: number;
   /** Most bytes of a newline-delimited client stream (`Config.maxStreamBytes`). */
   readonly maxStreamBytes: number;
+  /** Most bytes of one line of such a stream: one message, as large as a gRPC message may be (`Config.maxGrpcMessageBytes`). */
+  readonly maxLineBytes: number;
+  /** The process's budget of request bytes still arriving, shared with the gRPC server. */
+  readonly intake: RequestIntake;
   readonly clock: Clock;
   readonly log: Logger;
 }
@@ -66,7 +71,12 @@ export function apiMiddleware(pipeline: Pipeline, routes: RouteTable, options: G
       });
     }
     const query = new URLSearchParams(q === -1 ? '' : url.slice(q + 1));
-    serve(pipeline, match.route, match.vars, query, options, req, res).catch((err) => fail(res, err));
+    // The body's bytes count against the process's budget while it arrives; an answer given
+    // before it ended, or a failed read, lets them go once the call is over.
+    const arrival = options.intake.open('request body');
+    serve(pipeline, match.route, match.vars, query, options, req, res, arrival)
+      .catch((err) => fail(res, err))
+      .finally(() => arrival.close());
   };
 }
 
@@ -83,6 +93,7 @@ async function serve(
   options: GatewayOptions,
   req: IncomingMessage,
   res: ServerResponse,
+  arrival: Arrival,
 ): Promise<void> {
   const incoming = new RestIncoming(req, res);
   // A misspelt deadline must not silently mean none: refused as the request is read (after
@@ -104,7 +115,7 @@ async function serve(
       }
       checkContentEncoding(req);
       let i = 0;
-      for await (const line of ndjsonLines(req, options.maxStreamBytes)) yield decodeLine(route, line, i++);
+      for await (const line of ndjsonLines(req, { body: options.maxStreamBytes, line: options.maxLineBytes }, arrival)) yield decodeLine(route, line, i++);
     }
     outcome = await pipeline.clientStream(route.entry, messages(), incoming);
   } else {
@@ -112,7 +123,7 @@ async function serve(
       route.entry,
       async () => {
         checkTimeout();
-        const body = route.body ? await readJsonBody(req, options.maxBodyBytes) : undefined;
+        const body = route.body ? await readJsonBody(req, options.maxBodyBytes, arrival) : undefined;
         return route.entry.definition.requestDeserialize(decodeRequest(route, vars, query, body));
       },
       incoming,
@@ -130,17 +141,13 @@ async function serve(
   sendJson(res, 200, outcome.headers, JSON.stringify(encodeResponse(route, bytes)));
 }
 
-function hasBody(req: IncomingMessage): boolean {
-  return req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
-}
-
-async function readJsonBody(req: IncomingMessage, limit: number): Promise<unknown> {
+async function readJsonBody(req: IncomingMessage, limit: number, arrival: Arrival): Promise<unknown> {
   const type = mediaType(req.headers['content-type']);
   const typeOk = type !== undefined && JSON_TYPES.has(type);
   // A body of the wrong type is refused before it is read; an empty one is no body at all.
   if (!typeOk && hasBody(req)) throw unsupported(type);
   checkContentEncoding(req);
-  const bytes = await readBody(req, limit);
+  const bytes = await readBody(req, limit, arrival);
   if (bytes.length === 0) return undefined;
   if (!typeOk) throw unsupported(type);
   return parseJson(bytes.toString('utf8'));

@@ -1,0 +1,58 @@
+/**
+ * The HTTP server the REST app runs in, with the limits that keep clients from holding it: a cap
+ * on connections, time limits for headers and for a connection that sends nothing, and none on a
+ * whole request (the gateway reads a body with an idle limit instead, request-intake.ts). Found by
+ * QA (on a1f0179): 1,500 connections, each holding all of a 1 MiB body but its last bytes, took
+ * the process to 1.8 GB; nothing limited their number or let them go before Node's 300 s.
+ */
+import { createServer, type RequestListener, type Server } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Clock } from '../../clock';
+import { handleClientErrors } from './app';
+
+export interface HttpServerOptions {
+  /** Most open connections (`Config.maxConnections`); Node closes any beyond at once. */
+  readonly maxConnections: number;
+  /**
+   * `Config.requestIdleTimeoutMs`, here the longest a client may take over a request's headers
+   * (Node's default: 60 s) and to start sending on a new connection: headers are a few hundred
+   * bytes, sent at once.
+   */
+  readonly idleTimeoutMs: number;
+  readonly clock: Clock;
+}
+
+/** How often, at most, Node looks for requests whose headers are late (its default, 30 s, would let one run to 60 s). */
+const TIMEOUT_CHECK_MS = 5_000;
+/**
+ * How long an idle keep-alive connection stays open: longer than the 60 s idle timeout of common
+ * load balancers, so that they close first (else one may send a request on a connection the
+ * server is closing, and answer its client 502).
+ */
+const KEEP_ALIVE_MS = 65_000;
+
+/** An HTTP server for `app`, not yet listening. */
+export function createHttpServer(app: RequestListener, options: HttpServerOptions): Server {
+  const server = createServer(
+    {
+      headersTimeout: options.idleTimeoutMs,
+      // Off: a total limit (Node's default, 300 s) would cut a long but steady bulk ingest, which
+      // streams. The gateway fails a body that stops arriving instead (REQUEST_IDLE_TIMEOUT_MS),
+      // and the app closes the connection of a request whose body nobody reads (app.ts).
+      requestTimeout: 0,
+      connectionsCheckingInterval: Math.min(TIMEOUT_CHECK_MS, options.idleTimeoutMs),
+      keepAliveTimeout: KEEP_ALIVE_MS,
+    },
+    app,
+  );
+  // The cap makes a connection something one client could hold, so none is kept for nothing.
+  server.maxConnections = options.maxConnections;
+  // Node's headersTimeout starts with a request's first byte: a connection that never sends one
+  // would stay open for good. It gets as long to start (an idle timeout on its socket, lifted
+  // when its request comes: a call may compute for longer without a byte either way, and Node
+  // sets its own keep-alive timeout after each answer).
+  server.on('connection', (socket: Socket) => socket.setTimeout(options.idleTimeoutMs));
+  server.on('request', (req) => req.socket.setTimeout(0));
+  handleClientErrors(server, options.clock);
+  return server;
+}

@@ -1,0 +1,259 @@
+/**
+ * What a gRPC client can make the server hold (QA on a1f0179, finding 1: 100 connections without
+ * a key, each sending 15 MB of a message announced as 16 MiB and holding it, took the server from
+ * 394 MB to 1.6 GB). Over raw HTTP/2 sessions, requests left unfinished on purpose:
+ * - a call without a key is answered 401 before its message is read, and its stream reset;
+ * - an authenticated call's bytes count against MAX_PENDING_REQUEST_BYTES: over it, 503
+ *   UNAVAILABLE with our details; a call that stops sending fails after REQUEST_IDLE_TIMEOUT_MS,
+ *   also one to grpc-js's own health service, which needs no key;
+ * - at most 100 calls at once per connection, at most MAX_CONNECTIONS connections;
+ * - a unary call sends exactly one message (now read by our handler, not grpc-js's).
+ */
+import { afterAll, beforeAll, describe, test } from '@jest/globals';
+import assert from 'node:assert/strict';
+import * as http2 from 'node:http2';
+import * as grpc from '@grpc/grpc-js';
+import { AccountServiceClient } from '../../gen/forecast/v1/account_service.pb';
+import { GetEntityRequest } from '../../gen/forecast/v1/entity_service.pb';
+import { decodeErrorInfo } from '../../src/transport/grpc/status-details';
+import { grpcCall } from '../helpers/dual';
+import { frame, RawGrpc } from '../helpers/raw-grpc';
+import { startTestService, type TestService } from '../helpers/service';
+
+const GET_ENTITY = '/forecast.v1.EntityService/GetEntity';
+const KiB = 1024;
+const MiB = 1024 * KiB;
+const BUDGET = MiB;
+const IDLE_MS = 1000;
+
+/** What a raw call got back: status, our ErrorInfo reason, message, request-id, trailers. */
+interface Reply {
+  readonly status: number;
+  readonly reason: string | undefined;
+  readonly message: string;
+  readonly metadata: Record<string, string>;
+}
+
+/** A call sent by hand that stays open: a frame header announcing `declared` bytes, then `send` of them, never the end. */
+interface Held {
+  /** The server's answer (rejects after `ms` without one). */
+  reply(ms?: number): Promise<Reply>;
+  /**
+   * The RST_STREAM code the server reset the stream with (rejects after `ms` without one). (Node
+   * emits no 'close' for a stream reset with NO_ERROR while its own side is still open, as ours
+   * stays: it is polled.)
+   */
+  closed(ms?: number): Promise<number>;
+  /** Send `n` more bytes of the message. */
+  send(n: number): void;
+  /** Whether the stream is still open. */
+  readonly open: boolean;
+}
+
+function hold(session: http2.ClientHttp2Session, path: string, metadata: Record<string, string>, declared: number, send: number): Held {
+  const req = session.request({ ':method': 'POST', ':path': path, 'content-type': 'application/grpc', te: 'trailers', ...metadata });
+  req.on('error', () => undefined);
+  const meta: Record<string, string> = {};
+  const take = (h: http2.IncomingHttpHeaders) => {
+    for (const [k, v] of Object.entries(h)) if (typeof v === 'string') meta[k] = v;
+  };
+  const replied = new Promise<Reply>((resolve) => {
+    const done = (h: http2.IncomingHttpHeaders) => {
+      take(h);
+      if (meta['grpc-status'] === undefined) return;
+      const details = meta['grpc-status-details-bin'];
+      resolve({ status: Number(meta['grpc-status']), reason: details ? decodeErrorInfo(Buffer.from(details, 'base64')).reason : undefined, message: decodeURIComponent(meta['grpc-message'] ?? ''), metadata: meta });
+    };
+    req.on('response', done);
+    req.on('trailers', done);
+  });
+  const head = Buffer.alloc(5);
+  head.writeUInt32BE(declared, 1);
+  req.write(head);
+  req.write(Buffer.alloc(send, 0x41));
+  return {
+    send: (n) => void req.write(Buffer.alloc(n, 0x41)),
+    reply: (ms = 5000) => within(replied, ms, 'no answer'),
+    closed: async (ms = 5000) => {
+      await until(() => req.closed, 'the server to reset the stream', ms);
+      return req.rstCode;
+    },
+    get open() {
+      return !req.closed && !req.destroyed;
+    },
+  };
+}
+
+function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout;
+  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} within ${ms} ms`)), ms)));
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** Wait (at most `ms`) until `check` holds. */
+async function until(check: () => boolean, what: string, ms = 5000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+function connect(address: string): http2.ClientHttp2Session {
+  const session = http2.connect(`http://${address}`);
+  session.on('error', () => undefined);
+  return session;
+}
+
+describe('requests held open', () => {
+  let t: TestService;
+  let key: string;
+  const sessions: http2.ClientHttp2Session[] = [];
+  const session = () => {
+    const s = connect(t.grpcAddress);
+    sessions.push(s);
+    return s;
+  };
+  beforeAll(async () => {
+    // A 16 KiB body makes a 1 MiB stream limit: the smallest budget allowed is then 1 MiB.
+    t = await startTestService({ env: { MAX_BODY_BYTES: String(16 * KiB), MAX_PENDING_REQUEST_BYTES: String(BUDGET), REQUEST_IDLE_TIMEOUT_MS: String(IDLE_MS) } });
+    key = (await t.account()).key;
+  });
+  afterAll(async () => {
+    for (const s of sessions) s.destroy();
+    await t.close();
+  });
+
+  test('without a key: 401 with our details before the message is read, the stream reset with NO_ERROR, nothing held', async () => {
+    const call = hold(session(), GET_ENTITY, {}, 16 * MiB - 10, MiB);
+    const reply = await call.reply();
+    assert.equal(reply.status, grpc.status.UNAUTHENTICATED, reply.message);
+    assert.equal(reply.reason, 'unauthenticated');
+    assert.match(reply.metadata['request-id'] ?? '', /^req_/);
+    assert.equal(await call.closed(), http2.constants.NGHTTP2_NO_ERROR, 'the server asks the client to stop sending');
+    assert.equal(t.service.intake.pendingBytes, 0);
+  });
+
+  test('with a key: its bytes count until the budget; the call that goes over it gets 503 UNAVAILABLE, others are served; a call that stops sending fails after the idle limit', async () => {
+    const auth = { authorization: `Bearer ${key}` };
+    const first = hold(session(), GET_ENTITY, auth, 4 * MiB, 700 * KiB);
+    await until(() => t.service.intake.pendingBytes >= 700 * KiB, 'the first call to be read');
+    // the first keeps sending a byte now and then (so that, however loaded the machine, it is not
+    // the one refused as idle first)
+    const trickle = setInterval(() => first.send(1), IDLE_MS / 5);
+    const second = hold(session(), GET_ENTITY, auth, 4 * MiB, 500 * KiB);
+    const refused = await second.reply().finally(() => clearInterval(trickle));
+    assert.equal(refused.status, grpc.status.UNAVAILABLE, refused.message);
+    assert.equal(refused.reason, 'unavailable');
+    assert.match(refused.message, new RegExp(`\\(${BUDGET} bytes\\): retry in a moment$`));
+    assert.equal(refused.metadata['retry-after'], '1');
+    assert.match(refused.metadata['request-id'] ?? '', /^req_/);
+    assert.equal(await second.closed(), http2.constants.NGHTTP2_NO_ERROR);
+    assert.ok(first.open, 'the first call goes on');
+    // other calls are served meanwhile
+    const accounts = t.client(AccountServiceClient);
+    assert.equal((await grpcCall(accounts, accounts.getAccount, key, {})).code, 'ok');
+    // the first one sends nothing more: refused once the idle limit has passed
+    const stalled = await first.reply(IDLE_MS + 5000);
+    assert.equal(stalled.status, grpc.status.DEADLINE_EXCEEDED, stalled.message);
+    assert.equal(stalled.reason, 'deadline_exceeded');
+    assert.equal(stalled.message, `request: nothing arrived for ${IDLE_MS / 1000} s; a request must keep arriving until it ends`);
+    assert.equal(await first.closed(), http2.constants.NGHTTP2_NO_ERROR);
+    await until(() => t.service.intake.pendingBytes === 0, 'the budget to be free again');
+  });
+
+  test("grpc-js's own services (health: public, no pipeline) are held to the same: a request that stops arriving is refused after the idle limit", async () => {
+    const call = hold(session(), '/grpc.health.v1.Health/Check', {}, 4 * MiB, 300 * KiB);
+    await until(() => t.service.intake.pendingBytes >= 300 * KiB, 'the request to be read');
+    const stalled = await call.reply(IDLE_MS + 5000);
+    assert.equal(stalled.status, grpc.status.DEADLINE_EXCEEDED, stalled.message);
+    assert.equal(stalled.reason, 'deadline_exceeded');
+    assert.match(stalled.metadata['request-id'] ?? '', /^req_/);
+    assert.equal(await call.closed(), http2.constants.NGHTTP2_NO_ERROR);
+    await until(() => t.service.intake.pendingBytes === 0, 'the budget to be free again');
+  });
+
+  test('a message sent whole is answered as before, and counts no more once read', async () => {
+    const raw = new RawGrpc(t.grpcAddress);
+    try {
+      const request = Buffer.from(GetEntityRequest.encode({ entity: 'store:none' }).finish());
+      const found = await raw.call(GET_ENTITY, frame(request), { authorization: `Bearer ${key}` });
+      assert.equal(found.reason, 'not_found', found.message);
+      assert.equal(t.service.intake.pendingBytes, 0);
+    } finally {
+      raw.close();
+    }
+  });
+});
+
+describe('connections and calls at once', () => {
+  let t: TestService;
+  let key: string;
+  beforeAll(async () => {
+    t = await startTestService({ env: { MAX_CONNECTIONS: '2' } });
+    key = (await t.account()).key;
+  });
+  afterAll(() => t.close());
+
+  const request = () => frame(Buffer.from(GetEntityRequest.encode({ entity: 'store:none' }).finish()));
+
+  test('the server allows 100 calls at once on a connection (HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS)', async () => {
+    const s = connect(t.grpcAddress);
+    try {
+      await within(new Promise((r) => s.once('remoteSettings', r)), 5000, 'no settings');
+      assert.equal(s.remoteSettings.maxConcurrentStreams, 100);
+    } finally {
+      s.destroy();
+    }
+  });
+
+  test('at most MAX_CONNECTIONS connections: one more is closed at once; once one closes, a new one is served', async () => {
+    const clients = [new RawGrpc(t.grpcAddress), new RawGrpc(t.grpcAddress)];
+    try {
+      // each connection served a call: the server has accepted both
+      for (const c of clients) assert.equal((await c.call(GET_ENTITY, request(), { authorization: `Bearer ${key}` })).reason, 'not_found');
+      const third = connect(t.grpcAddress);
+      await within(new Promise((r) => third.once('close', r)), 5000, 'the third connection was not closed');
+      clients.pop()!.close();
+      // the server hears of the close a moment later: retry (bounded) until a new connection is served
+      const end = Date.now() + 10_000;
+      let reason: string | undefined;
+      while (reason !== 'not_found' && Date.now() < end) {
+        const c = new RawGrpc(t.grpcAddress);
+        reason = (await c.call(GET_ENTITY, request(), { authorization: `Bearer ${key}` }, 2000)).reason;
+        c.close();
+        if (reason !== 'not_found') await new Promise((r) => setTimeout(r, 50));
+      }
+      assert.equal(reason, 'not_found');
+    } finally {
+      for (const c of clients) c.close();
+    }
+  });
+});
+
+describe('a unary call carries exactly one message', () => {
+  let t: TestService;
+  let key: string;
+  let raw: RawGrpc;
+  beforeAll(async () => {
+    t = await startTestService();
+    key = (await t.account()).key;
+    raw = new RawGrpc(t.grpcAddress);
+  });
+  afterAll(async () => {
+    raw.close();
+    await t.close();
+  });
+
+  test.each([
+    ['none', frame(), 'request: no request message: a unary call sends exactly one'],
+    ['two', frame(Buffer.alloc(0), Buffer.alloc(0)), 'request: more than one request message: a unary call sends exactly one'],
+  ])('%s: INVALID_ARGUMENT with our details, after authentication', async (_name, body, message) => {
+    const r = await raw.call('/forecast.v1.AccountService/GetAccount', body, { authorization: `Bearer ${key}` });
+    assert.equal(r.status, grpc.status.INVALID_ARGUMENT, r.message);
+    assert.equal(r.reason, 'invalid_argument');
+    assert.equal(r.message, message);
+    assert.match(r.requestId ?? '', /^req_/);
+    assert.equal((await raw.call('/forecast.v1.AccountService/GetAccount', body)).reason, 'unauthenticated');
+  });
+});

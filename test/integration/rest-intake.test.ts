@@ -1,0 +1,261 @@
+/**
+ * What a REST client can make the server hold (QA on a1f0179): finding 2, any free key held about
+ * 1 MiB per connection by sending all of a body but its last bytes (1,500 connections: 1.8 GB,
+ * Node's 300 s requestTimeout the only limit); finding 3, one 60 MB NDJSON line cost 42 s of the
+ * main thread. Over raw sockets, requests left unfinished on purpose:
+ * - a body's bytes count against MAX_PENDING_REQUEST_BYTES: over it, 503 `unavailable`; a body
+ *   that stops arriving fails after REQUEST_IDLE_TIMEOUT_MS (504), and its bytes are let go;
+ * - a connection that sends nothing is closed after the idle limit, a slow answer is not cut;
+ * - a body no route reads does not keep its connection; at most MAX_CONNECTIONS connections;
+ * - an NDJSON line longer than a message may be is refused as soon as it is, naming it.
+ */
+import { afterAll, beforeAll, describe, test } from '@jest/globals';
+import assert from 'node:assert/strict';
+import { connect, type Socket } from 'node:net';
+import { rest } from '../helpers/dual';
+import { startTestService, type TestService } from '../helpers/service';
+
+const KiB = 1024;
+const MiB = 1024 * KiB;
+const IDLE_MS = 1000;
+
+/** An HTTP/1.1 answer read off a raw socket. */
+interface Answer {
+  readonly status: number;
+  readonly headers: Record<string, string>;
+  readonly body: any;
+}
+
+/** A raw connection: write what you like, read the first answer, see whether the server closed it. */
+class Raw {
+  private text = '';
+  private ended = false;
+  readonly socket: Socket;
+
+  constructor(port: number) {
+    this.socket = connect(port, '127.0.0.1');
+    this.socket.on('data', (d) => (this.text += d.toString('latin1')));
+    this.socket.on('close', () => (this.ended = true));
+    this.socket.on('error', () => undefined);
+  }
+
+  write(data: string | Buffer): void {
+    this.socket.write(data);
+  }
+
+  /** Whether a whole answer has come. */
+  get answered(): boolean {
+    return parse(this.text) !== undefined;
+  }
+
+  /** Whether the server closed the connection. */
+  get closed(): boolean {
+    return this.ended;
+  }
+
+  /** The first complete answer (JSON body, Content-Length framed), within `ms`. */
+  async answer(ms = 5000): Promise<Answer> {
+    let parsed: Answer | undefined;
+    await until(() => (parsed = parse(this.text)) !== undefined, 'an answer', ms);
+    return parsed!;
+  }
+
+  /** Wait (at most `ms`) for the server to close the connection. */
+  closedWithin(ms = 5000): Promise<void> {
+    return until(() => this.ended, 'the server to close the connection', ms);
+  }
+
+  destroy(): void {
+    this.socket.destroy();
+  }
+}
+
+function parse(text: string): Answer | undefined {
+  const end = text.indexOf('\r\n\r\n');
+  if (end === -1) return undefined;
+  const [status, ...lines] = text.slice(0, end).split('\r\n');
+  const headers: Record<string, string> = {};
+  for (const l of lines) headers[l.slice(0, l.indexOf(':')).toLowerCase()] = l.slice(l.indexOf(':') + 1).trim();
+  const length = Number(headers['content-length'] ?? 0);
+  const body = text.slice(end + 4, end + 4 + length);
+  if (Buffer.byteLength(body, 'latin1') < length) return undefined;
+  return { status: Number(status.split(' ')[1]), headers, body: length > 0 ? JSON.parse(Buffer.from(body, 'latin1').toString('utf8')) : undefined };
+}
+
+/** Wait (at most `ms`) until `check` holds. */
+async function until(check: () => boolean, what: string, ms = 5000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+function head(method: string, path: string, headers: Record<string, string | number>): string {
+  return `${method} ${path} HTTP/1.1\r\nHost: x\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n`;
+}
+
+const day = (i: number) => new Date(Date.UTC(2020, 0, 1 + i)).toISOString().replace('.000Z', 'Z');
+/** NDJSON lines of 100 observations each, of `entity`, from day `from`. */
+function lines(entity: string, n: number, from = 0): string {
+  return Array.from({ length: n }, (_, l) => JSON.stringify({ entity, observations: Array.from({ length: 100 }, (_, i) => ({ axis: 'demand', time: day(from + l * 100 + i), value: i })) }) + '\n').join('');
+}
+
+describe('bodies held open', () => {
+  let t: TestService;
+  let key: string;
+  const raws: Raw[] = [];
+  const open = () => {
+    const r = new Raw(t.service.httpPort);
+    raws.push(r);
+    return r;
+  };
+  beforeAll(async () => {
+    // A 16 KiB body makes a 1 MiB stream limit: the smallest budget allowed is then 1 MiB.
+    t = await startTestService({
+      env: { MAX_BODY_BYTES: String(16 * KiB), MAX_PENDING_REQUEST_BYTES: String(MiB), REQUEST_IDLE_TIMEOUT_MS: String(IDLE_MS) },
+      // an answer that takes longer than the idle limit, nothing moving on the connection meanwhile
+      httpMiddleware: [(req, res, next) => (req.url === '/slow' ? void setTimeout(() => res.end('{}'), 2.5 * IDLE_MS) : next())],
+    });
+    key = (await t.account()).key;
+    const made = await rest(t, key, { method: 'POST', path: '/v1/entities', body: { entity: 'store:held', frequency: 'P1D', axes: [{ name: 'demand' }] } });
+    assert.equal(made.code, 'ok', made.message);
+  });
+  afterAll(async () => {
+    for (const r of raws) r.destroy();
+    await t.close();
+  });
+
+  test('the body that takes the total over the budget gets 503 unavailable, others are served; a body that stops arriving gets 504 after the idle limit; nothing stored', async () => {
+    const auth = { authorization: `Bearer ${key}` };
+    // a bulk ingest, within the 1 MiB stream limit, that stops 1,000 bytes before its end
+    const held = lines('store:held', Math.floor((MiB - 2000) / lines('store:held', 1).length));
+    const bulk = open();
+    bulk.write(head('POST', '/v1/observations:bulkIngest', { ...auth, 'content-type': 'application/x-ndjson', 'content-length': held.length + 1000 }) + held);
+    await until(() => t.service.intake.pendingBytes >= held.length, 'the stream to be read');
+    assert.ok(held.length + 15_000 > MiB, `${held.length} bytes held`);
+    // a JSON body (within its 16 KiB limit) that takes the total over the budget; meanwhile the
+    // stream keeps sending a byte now and then (so that, however loaded the machine, it is not
+    // the one refused as idle first)
+    const query = open();
+    query.write(head('POST', '/v1/oracle/query', { ...auth, 'content-type': 'application/json', 'content-length': 16_000 }) + `{"entity":"${'a'.repeat(15_000)}`);
+    const trickle = setInterval(() => bulk.write(' '), IDLE_MS / 5);
+    const refused = await query.answer().finally(() => clearInterval(trickle));
+    assert.equal(refused.status, 503);
+    assert.equal(refused.body.code, 'unavailable');
+    assert.match(refused.body.message, new RegExp(`\\(${MiB} bytes\\): retry in a moment$`));
+    assert.equal(refused.body.request_id, refused.headers['request-id']);
+    assert.equal(refused.headers['retry-after'], '1');
+    assert.equal(refused.headers.connection, 'close');
+    await query.closedWithin();
+    // others are served meanwhile
+    assert.equal((await rest(t, key, { method: 'GET', path: '/v1/version' })).code, 'ok');
+    assert.ok(!bulk.closed, 'the stream goes on');
+    // the stream sends nothing more: refused once the idle limit has passed, its bytes let go
+    const stalled = await bulk.answer(IDLE_MS + 5000);
+    assert.equal(stalled.status, 504);
+    assert.equal(stalled.body.code, 'deadline_exceeded');
+    assert.equal(stalled.body.message, `request body: nothing arrived for ${IDLE_MS / 1000} s; a request must keep arriving until it ends`);
+    await bulk.closedWithin();
+    await until(() => t.service.intake.pendingBytes === 0, 'the budget to be free again');
+    const stored = await rest(t, key, { method: 'GET', path: '/v1/entities/store:held/observations' });
+    assert.deepEqual(stored.data.observations, [], 'nothing of the stalled stream was stored');
+    // and a stream sent whole commits
+    const whole = lines('store:held', 3);
+    const ok = await rest(t, key, { method: 'POST', path: '/v1/observations:bulkIngest', rawBody: whole, headers: { 'content-type': 'application/x-ndjson' } });
+    assert.equal(ok.code, 'ok', ok.message);
+    assert.equal(ok.data.accepted, 300);
+  });
+
+  test('a connection that sends nothing is closed after the idle limit; an answer that takes longer is not cut, and keeps its connection', async () => {
+    const silent = open();
+    await silent.closedWithin(IDLE_MS + 5000);
+    const slow = open();
+    slow.write(head('GET', '/slow', {}));
+    assert.equal((await slow.answer(2.5 * IDLE_MS + 5000)).status, 200);
+    assert.ok(!slow.closed);
+  });
+
+  test('a request with a body no route reads is answered and its connection closed, not left waiting for the rest', async () => {
+    const r = open();
+    r.write(head('POST', '/nowhere', { 'content-type': 'application/json', 'content-length': 100_000 }) + '{"a":');
+    const answer = await r.answer();
+    assert.equal(answer.status, 404);
+    assert.equal(answer.body.code, 'not_found');
+    assert.equal(answer.headers.connection, 'close');
+    await r.closedWithin();
+  });
+});
+
+describe('at most MAX_CONNECTIONS connections', () => {
+  let t: TestService;
+  beforeAll(async () => {
+    t = await startTestService({ env: { MAX_CONNECTIONS: '2' } });
+  });
+  afterAll(() => t.close());
+
+  test('one more is closed at once; once one closes, a new one is served', async () => {
+    const version = head('GET', '/v1/version', {});
+    const first = [new Raw(t.service.httpPort), new Raw(t.service.httpPort)];
+    try {
+      // each served a request (keep-alive): the server has accepted both
+      for (const r of first) {
+        r.write(version);
+        assert.equal((await r.answer()).status, 200);
+      }
+      const third = new Raw(t.service.httpPort);
+      await third.closedWithin();
+      first.pop()!.destroy();
+      // the server hears of the close a moment later: retry (bounded) until a new connection is served
+      const end = Date.now() + 10_000;
+      let status = 0;
+      while (status !== 200 && Date.now() < end) {
+        const r = new Raw(t.service.httpPort);
+        r.write(version);
+        status = await r.answer(1000).then((a) => a.status, () => 0);
+        r.destroy();
+      }
+      assert.equal(status, 200);
+    } finally {
+      for (const r of first) r.destroy();
+    }
+  });
+});
+
+describe('NDJSON lines', () => {
+  let t: TestService;
+  let key: string;
+  beforeAll(async () => {
+    t = await startTestService();
+    key = (await t.account()).key;
+    const made = await rest(t, key, { method: 'POST', path: '/v1/entities', body: { entity: 'store:lines', frequency: 'P1D', axes: [{ name: 'demand' }] } });
+    assert.equal(made.code, 'ok', made.message);
+  });
+  afterAll(() => t.close());
+
+  test('a line longer than a message may be (4 MiB) is refused with 413 naming it, as soon as it is that long; nothing stored', async () => {
+    const first = lines('store:lines', 1);
+    const total = first.length + 60 * MiB;
+    const r = new Raw(t.service.httpPort);
+    try {
+      r.write(head('POST', '/v1/observations:bulkIngest', { authorization: `Bearer ${key}`, 'content-type': 'application/x-ndjson', 'content-length': total }) + first);
+      // a 60 MiB second line, sent as the server reads it, until it answers
+      const chunk = Buffer.alloc(64 * KiB, 0x20);
+      let sent = first.length;
+      while (sent < total && !r.answered && !r.closed) {
+        if (!r.socket.write(chunk)) await new Promise((resolve) => (r.socket.once('drain', resolve), r.socket.once('close', resolve)));
+        sent += chunk.length;
+      }
+      const answer = await r.answer();
+      assert.equal(answer.status, 413);
+      assert.equal(answer.body.code, 'payload_too_large');
+      assert.equal(answer.body.message, `line 2: messages[1] exceeds the limit of ${4 * MiB} bytes for one line (one message)`);
+      assert.deepEqual(answer.body.details, { limit: 4 * MiB, field: 'messages[1]', line: 2 });
+      assert.ok(sent < total / 2, `the answer came after ${sent} of ${total} bytes`);
+    } finally {
+      r.destroy();
+    }
+    const stored = await rest(t, key, { method: 'GET', path: '/v1/entities/store:lines/observations' });
+    assert.deepEqual(stored.data.observations, []);
+  });
+});
