@@ -173,6 +173,29 @@ describe('requests held open', () => {
     await until(() => t.service.intake.pendingBytes === 0, 'the budget to be free again');
   });
 
+  test('a reflection stream may sit idle between its requests longer than the idle limit (found by review: cut after it)', async () => {
+    const client = new grpc.Client(t.grpcAddress, grpc.credentials.createInsecure());
+    const call = client.makeBidiStreamRequest('/grpc.reflection.v1.ServerReflection/ServerReflectionInfo', (b: Buffer) => b, (b: Buffer) => b);
+    const replies: Buffer[] = [];
+    let failure: grpc.ServiceError | undefined;
+    call.on('data', (b: Buffer) => replies.push(b));
+    call.on('error', (e: grpc.ServiceError) => (failure = e));
+    // ServerReflectionRequest { list_services: "" } (field 7)
+    const listServices = Buffer.from([0x3a, 0x00]);
+    try {
+      call.write(listServices);
+      await until(() => replies.length === 1 || failure !== undefined, 'the first reply');
+      await new Promise((r) => setTimeout(r, 1.5 * IDLE_MS));
+      call.write(listServices);
+      await until(() => replies.length === 2 || failure !== undefined, 'the second reply');
+      assert.equal(failure, undefined, failure?.message);
+      assert.equal(replies.length, 2);
+    } finally {
+      call.end();
+      client.close();
+    }
+  });
+
   test('a message sent whole is answered as before, and counts no more once read', async () => {
     const raw = new RawGrpc(t.grpcAddress);
     try {

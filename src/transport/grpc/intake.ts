@@ -31,7 +31,8 @@ export interface IntakeOptions {
  * A call of the pipeline is answered by the pipeline when its request is refused (the read it
  * waits on fails). grpc-js's own services (health, reflection: public, no pipeline) read a
  * request whole with nothing of ours in between: the interceptor refuses those itself, over the
- * budget or once the idle limit passes before the request has ended.
+ * budget or once the idle limit passes before the request has ended (not for a two-way stream,
+ * reflection's, whose requests come when its client has one).
  *
  * A call answered before its request ended (refused before or while it was read) then resets the
  * stream with NO_ERROR, once the answer has gone out (RFC 9113 8.1: "the server MAY request that
@@ -55,7 +56,10 @@ export function intakeInterceptor(options: IntakeOptions, arrivals: WeakMap<grpc
       );
       stream.once('close', () => arrival.close());
       if (!options.isPipelineMethod(method.path)) {
-        arrival.wait(end).catch(() => undefined);
+        // A two-way stream (reflection, which tools keep open between their requests) may sit idle
+        // for as long as it likes: held to the budget, not the idle limit (found by review: cut
+        // after 30 s of silence). Its bytes still count until its request side ends.
+        if (!(method.requestStream && method.responseStream)) arrival.wait(end).catch(() => undefined);
         arrival.whenFailed((error) => intercepting.sendStatus(options.refusal(error)));
       }
     } else if (!told) {
