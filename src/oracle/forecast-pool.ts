@@ -164,18 +164,17 @@ export class ForecastPool {
     // Joined only within one account (the key holds the owner): another account's identical job
     // would wait in the first account's place in the queue (behind the rest of its depth query,
     // say) instead of its own.
-    const inflightKey = key;
-    const running = this.inflight.get(inflightKey);
+    const running = this.inflight.get(key);
     if (running) {
       this.stats.joined++;
       return this.wait(running, signal).then((r) => ({ ...r, fitted: false }));
     }
     const entry = this.dispatch(job, owner);
-    entry.key = inflightKey;
-    this.inflight.set(inflightKey, entry);
+    entry.key = key;
+    this.inflight.set(key, entry);
     // settled before any caller hears of it (registered first), so a caller's next query hits the cache
     const done = () => {
-      if (this.inflight.get(inflightKey) === entry) this.inflight.delete(inflightKey);
+      if (this.inflight.get(key) === entry) this.inflight.delete(key);
     };
     entry.promise.then(
       (result) => {

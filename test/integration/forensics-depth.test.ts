@@ -219,8 +219,10 @@ test("a node's new season_length: the next depth query fits with it (not the cac
   assert.equal(seasonOf(after), 14);
   assert.notDeepEqual(after.forecast, before.forecast);
   for (const q of [before, after]) {
-    const o = await reproduce('rest', q.query_id);
-    assert.equal(o.code, 'ok', o.message);
-    assert.deepEqual([o.data.reproduced, o.data.differences], [true, []]);
+    for (const protocol of ['rest', 'grpc'] as const) {
+      const o = await reproduce(protocol, q.query_id);
+      assert.equal(o.code, 'ok', o.message);
+      assert.deepEqual([o.data.reproduced, o.data.differences], [true, []]);
+    }
   }
 });

@@ -215,10 +215,12 @@ test('a few observations spread over 200,000 hours: the forecast fits the last 2
   };
   await make('server:spread', Array.from({ length: 33 }, (_, k) => Math.round((k * 199_999) / 32)));
   await make('server:early', [...Array.from({ length: 32 }, (_, k) => k * 100), 199_999]);
-  const spread = await oracleQuery(t, key, 'rest', { entity: 'server:spread' });
-  assert.equal(spread.code, 'ok', spread.message);
-  assert.ok(spread.data.forecast.warnings.some((w: string) => w.includes('fitted on the last 20000 of the series\' 200000 steps')), spread.data.forecast.warnings.join('; '));
-  const early = await oracleQuery(t, key, 'rest', { entity: 'server:early' });
-  assert.deepEqual([early.code, early.status], ['insufficient_data', 422]);
-  assert.match(early.message, /^axis cpu of server:early has 1 observations in its last 20000 steps \(the longest history the engine fits\); at least \d+ are needed/);
+  for (const protocol of ['rest', 'grpc'] as const) {
+    const spread = await oracleQuery(t, key, protocol, { entity: 'server:spread' });
+    assert.equal(spread.code, 'ok', spread.message);
+    assert.ok(spread.data.forecast.warnings.some((w: string) => w.includes('fitted on the last 20000 of the series\' 200000 steps')), spread.data.forecast.warnings.join('; '));
+    const early = await oracleQuery(t, key, protocol, { entity: 'server:early' });
+    assert.deepEqual([early.code, early.status], ['insufficient_data', protocol === 'rest' ? 422 : 9]);
+    assert.match(early.message, /^axis cpu of server:early has 1 observations in its last 20000 steps \(the longest history the engine fits\); at least \d+ are needed/);
+  }
 });

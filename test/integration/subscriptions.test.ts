@@ -212,6 +212,12 @@ describe('read, change, delete', () => {
     assert.equal(replayed.headers['idempotent-replayed'], 'true');
     assert.equal(replayed.data.subscription.subscription_id, s.subscription.subscription_id);
     assert.ok(!replayed.data.secret);
+    const grpcKeyed = await grpcCall(client, client.rotateSubscriptionSecret, key, { subscriptionId: s.subscription.subscription_id, gracePeriodSeconds: '0' }, { 'idempotency-key': 'rotate-2' });
+    assert.match(grpcKeyed.data.secret, /^whsec_/);
+    const grpcReplayed = await grpcCall(client, client.rotateSubscriptionSecret, key, { subscriptionId: s.subscription.subscription_id, gracePeriodSeconds: '0' }, { 'idempotency-key': 'rotate-2' });
+    assert.equal(grpcReplayed.headers['idempotent-replayed'], 'true');
+    assert.equal(grpcReplayed.data.subscription.subscriptionId, s.subscription.subscription_id);
+    assert.equal(grpcReplayed.data.secret, '');
   });
 
   test('delete, then 404; a malformed id is 400', async () => {
