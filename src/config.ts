@@ -46,15 +46,18 @@ export interface Config {
   /**
    * Longest a client may keep the server waiting for a request's next bytes, in ms
    * (`REQUEST_IDLE_TIMEOUT_MS`, default 30000): a body's or a message's (then the call fails with
-   * 504 `deadline_exceeded` and its bytes are let go), and over REST a request's headers in all
-   * and a new connection's first bytes (then the connection is closed). A time between bytes, not
+   * 504 `deadline_exceeded` and its bytes are let go), and over REST a request's headers in all,
+   * a body no API route reads (the sign-up form's) and a new connection's first bytes (then the
+   * connection is closed). A time between bytes, not
    * a total: a long bulk ingest that keeps arriving is never cut.
    */
   readonly requestIdleTimeoutMs: number;
   /**
-   * Most open connections on each port (`MAX_CONNECTIONS`, default 4096): one more is closed at
-   * once. Idle ones close on their own (REST: after REQUEST_IDLE_TIMEOUT_MS without a first
-   * request, 65 s of keep-alive; gRPC: 60 s without a call).
+   * Most open connections on each port (`MAX_CONNECTIONS`, default 4096). At the limit, a client
+   * (an IPv4 address or an IPv6 /64) holding fewer than the biggest holder less one still gets in,
+   * and the biggest holder's oldest connection is closed for it; any other new one is closed at
+   * once (transport/connection-cap.ts). Idle ones close on their own (REST: after
+   * REQUEST_IDLE_TIMEOUT_MS without a first request, 65 s of keep-alive; gRPC: 60 s without a call).
    */
   readonly maxConnections: number;
   /** Public base URL used in links (`PUBLIC_BASE_URL`, default `http://HOST:HTTP_PORT`). */

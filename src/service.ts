@@ -272,10 +272,10 @@ export async function createService(config: Config, options: ServiceOptions = {}
 export async function startService(config: Config, options: ServiceOptions = {}): Promise<RunningService> {
   const built = await createService(config, options);
   const { ctx, app, grpcServer, startDraining } = built;
-  const grpcListener = await bindGrpc(grpcServer, config.host, config.grpcPort, config.maxConnections);
+  const grpcListener = await bindGrpc(grpcServer, config.host, config.grpcPort, config.maxConnections, ctx.log);
   const grpcPort = grpcListener.port;
   const http: HttpServer = await new Promise((resolve, reject) => {
-    const s = createHttpServer(app, { maxConnections: config.maxConnections, idleTimeoutMs: config.requestIdleTimeoutMs, clock: ctx.clock });
+    const s = createHttpServer(app, { maxConnections: config.maxConnections, idleTimeoutMs: config.requestIdleTimeoutMs, clock: ctx.clock, log: ctx.log });
     s.once('error', reject);
     s.listen(config.httpPort, config.host, () => {
       s.off('error', reject);

@@ -3,6 +3,7 @@
  * bytes, an expired `grpc-timeout`, odd metadata. One session per helper, reused across calls.
  */
 import * as http2 from 'node:http2';
+import { connect as connectTcp } from 'node:net';
 import { decodeErrorInfo } from '../../src/transport/grpc/status-details';
 
 export interface RawGrpcReply {
@@ -33,11 +34,22 @@ export function frame(...messages: Buffer[]): Buffer {
 export class RawGrpc {
   private session: http2.ClientHttp2Session | undefined;
 
-  constructor(private readonly address: string) {}
+  /** `localAddress`: the address to connect from (any of 127.0.0.0/8 on Linux), to be another client. */
+  constructor(
+    private readonly address: string,
+    private readonly localAddress?: string,
+  ) {}
+
+  /** Whether the connection (once made) has been closed, by either side. */
+  get closed(): boolean {
+    return this.session !== undefined && (this.session.closed || this.session.destroyed);
+  }
 
   private connect(): http2.ClientHttp2Session {
     if (!this.session || this.session.closed || this.session.destroyed) {
-      this.session = http2.connect(`http://${this.address}`);
+      const [host, port] = [this.address.slice(0, this.address.lastIndexOf(':')), Number(this.address.slice(this.address.lastIndexOf(':') + 1))];
+      const local = this.localAddress;
+      this.session = http2.connect(`http://${this.address}`, local ? { createConnection: () => connectTcp({ host, port, localAddress: local }) } : {});
       this.session.on('error', () => undefined);
     }
     return this.session;
@@ -98,5 +110,10 @@ export class RawGrpc {
 
   close(): void {
     this.session?.close();
+  }
+
+  /** Close the connection now, calls in flight with it. */
+  destroy(): void {
+    this.session?.destroy();
   }
 }

@@ -6,7 +6,8 @@
  * - an authenticated call's bytes count against MAX_PENDING_REQUEST_BYTES: over it, 503
  *   UNAVAILABLE with our details; a call that stops sending fails after REQUEST_IDLE_TIMEOUT_MS,
  *   also one to grpc-js's own health service, which needs no key;
- * - at most 100 calls at once per connection, at most MAX_CONNECTIONS connections;
+ * - at most 100 calls at once per connection, at most MAX_CONNECTIONS connections, shared
+ *   between client addresses;
  * - a unary call sends exactly one message (now read by our handler, not grpc-js's).
  */
 import { afterAll, beforeAll, describe, test } from '@jest/globals';
@@ -250,6 +251,46 @@ describe('connections and calls at once', () => {
       assert.equal(reason, 'not_found');
     } finally {
       for (const c of clients) c.close();
+    }
+  });
+});
+
+describe('connections shared between clients at the limit', () => {
+  let t: TestService;
+  let key: string;
+  beforeAll(async () => {
+    t = await startTestService({ env: { MAX_CONNECTIONS: '3' } });
+    key = (await t.account()).key;
+  });
+  afterAll(() => t.close());
+
+  test('a client holding every connection, one with a health watch that never ends, gives its oldest up to another client; not to itself', async () => {
+    const request = frame(Buffer.from(GetEntityRequest.encode({ entity: 'store:none' }).finish()));
+    const served = async (c: RawGrpc) => (await c.call(GET_ENTITY, request, { authorization: `Bearer ${key}` }, 3000)).reason === 'not_found';
+    const hog = [new RawGrpc(t.grpcAddress, '127.0.0.1'), new RawGrpc(t.grpcAddress, '127.0.0.1'), new RawGrpc(t.grpcAddress, '127.0.0.1')];
+    const others: RawGrpc[] = [];
+    try {
+      for (const c of hog) assert.ok(await served(c));
+      // the oldest connection keeps a public call open for good (a connection never idle)
+      void hog[0].call('/grpc.health.v1.Health/Watch', frame(Buffer.alloc(0)), {}, 60_000);
+      // the hog's own next connection is closed at once
+      const more = new RawGrpc(t.grpcAddress, '127.0.0.1');
+      others.push(more);
+      assert.ok(!(await served(more)));
+      // another client is served, and the hog's oldest connection closed for it
+      const other = new RawGrpc(t.grpcAddress, '127.0.0.2');
+      others.push(other);
+      assert.ok(await served(other), 'another client is served at the limit');
+      await until(() => hog[0].closed, 'the oldest connection to be closed');
+      assert.ok(!hog[1].closed && !hog[2].closed);
+      // two against one: nothing more to give
+      const second = new RawGrpc(t.grpcAddress, '127.0.0.2');
+      others.push(second);
+      assert.ok(!(await served(second)));
+      assert.ok(await served(hog[1]));
+      assert.ok(await served(other));
+    } finally {
+      for (const c of [...hog, ...others]) c.destroy();
     }
   });
 });

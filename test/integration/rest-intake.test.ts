@@ -6,7 +6,8 @@
  * - a body's bytes count against MAX_PENDING_REQUEST_BYTES: over it, 503 `unavailable`; a body
  *   that stops arriving fails after REQUEST_IDLE_TIMEOUT_MS (504), and its bytes are let go;
  * - a connection that sends nothing is closed after the idle limit, a slow answer is not cut;
- * - a body no route reads does not keep its connection; at most MAX_CONNECTIONS connections;
+ * - a body no route reads does not keep its connection, nor does a sign-up form that stops
+ *   arriving; at most MAX_CONNECTIONS connections, shared between client addresses;
  * - an NDJSON line longer than a message may be is refused as soon as it is, naming it.
  */
 import { afterAll, beforeAll, describe, test } from '@jest/globals';
@@ -32,8 +33,9 @@ class Raw {
   private ended = false;
   readonly socket: Socket;
 
-  constructor(port: number) {
-    this.socket = connect(port, '127.0.0.1');
+  /** `localAddress`: the address to connect from (any of 127.0.0.0/8 on Linux), to be another client. */
+  constructor(port: number, localAddress?: string) {
+    this.socket = connect({ port, host: '127.0.0.1', localAddress });
     this.socket.on('data', (d) => (this.text += d.toString('latin1')));
     this.socket.on('close', () => (this.ended = true));
     this.socket.on('error', () => undefined);
@@ -46,6 +48,11 @@ class Raw {
   /** Whether a whole answer has come. */
   get answered(): boolean {
     return parse(this.text) !== undefined;
+  }
+
+  /** Everything the server sent, as latin1 text. */
+  get received(): string {
+    return this.text;
   }
 
   /** Whether the server closed the connection. */
@@ -185,6 +192,18 @@ describe('bodies held open', () => {
     assert.equal(answer.headers.connection, 'close');
     await r.closedWithin();
   });
+
+  test('a sign-up form that stops arriving has its connection closed after the idle limit; one sent whole is answered', async () => {
+    const r = open();
+    r.write(head('POST', '/signup', { 'content-type': 'application/x-www-form-urlencoded', 'content-length': 100 }) + 'email=held%40example.com');
+    await r.closedWithin(IDLE_MS + 5000);
+    assert.ok(!r.answered);
+    const form = 'email=whole%40example.com';
+    const whole = open();
+    whole.write(head('POST', '/signup', { 'content-type': 'application/x-www-form-urlencoded', 'content-length': form.length }) + form);
+    await whole.closedWithin();
+    assert.match(whole.received, /^HTTP\/1\.1 200 [^]*<code id="api-key">fk_live_/);
+  });
 });
 
 describe('at most MAX_CONNECTIONS connections', () => {
@@ -218,6 +237,44 @@ describe('at most MAX_CONNECTIONS connections', () => {
       assert.equal(status, 200);
     } finally {
       for (const r of first) r.destroy();
+    }
+  });
+});
+
+describe('connections shared between clients at the limit', () => {
+  let t: TestService;
+  beforeAll(async () => {
+    t = await startTestService({ env: { MAX_CONNECTIONS: '3' } });
+  });
+  afterAll(() => t.close());
+
+  test('a client holding every connection gives its oldest up to another client, until the two meet halfway; not to itself', async () => {
+    const version = head('GET', '/v1/version', {});
+    const served = async (r: Raw) => {
+      r.write(version);
+      return (await r.answer(3000).then((a) => a.status, () => 0)) === 200;
+    };
+    const hog = [new Raw(t.service.httpPort, '127.0.0.1'), new Raw(t.service.httpPort, '127.0.0.1'), new Raw(t.service.httpPort, '127.0.0.1')];
+    const others: Raw[] = [];
+    try {
+      for (const r of hog) assert.ok(await served(r));
+      // the hog's own next connection is closed at once, as the limit alone did
+      const more = new Raw(t.service.httpPort, '127.0.0.1');
+      others.push(more);
+      await more.closedWithin();
+      // another client is served, and the hog's oldest connection closed for it
+      const other = new Raw(t.service.httpPort, '127.0.0.2');
+      others.push(other);
+      assert.ok(await served(other), 'another client is served at the limit');
+      await hog[0].closedWithin();
+      assert.ok(!hog[1].closed && !hog[2].closed);
+      // two against one: nothing more to give (2 and 1 would become 1 and 2)
+      const second = new Raw(t.service.httpPort, '127.0.0.2');
+      others.push(second);
+      await second.closedWithin();
+      assert.ok(!hog[1].closed && !hog[2].closed && !other.closed);
+    } finally {
+      for (const r of [...hog, ...others]) r.destroy();
     }
   });
 });

@@ -21,6 +21,7 @@ import type { IncomingCall } from '../../rpc/context';
 import { ClientCancelledError, invalidArgument, payloadTooLarge, ServiceError } from '../../rpc/errors';
 import type { MethodEntry } from '../../rpc/method';
 import { API_VERSION, type CallOutcome, type Pipeline } from '../../rpc/pipeline';
+import { ConnectionCap } from '../connection-cap';
 import type { Arrival, RequestIntake } from '../request-intake';
 import { intakeInterceptor, nextMessage, readOne, type GrpcCall } from './intake';
 import { encodeStatusDetails } from './status-details';
@@ -300,14 +301,17 @@ export interface GrpcListener {
 }
 
 /**
- * Listen on host:port (0 = any free port) with at most `maxConnections` open connections (any
- * beyond is closed at once), handing each to the server. The listener is ours, not grpc-js's
- * (`bindAsync`), only to set `maxConnections` on it.
+ * Listen on host:port (0 = any free port) with at most `maxConnections` open connections, shared
+ * between clients (connection-cap.ts), handing each to the server. The listener is ours, not
+ * grpc-js's (`bindAsync`), only to cap its connections.
  */
-export function bindGrpc(server: grpc.Server, host: string, port: number, maxConnections: number): Promise<GrpcListener> {
+export function bindGrpc(server: grpc.Server, host: string, port: number, maxConnections: number, log: Logger): Promise<GrpcListener> {
   const injector = server.createConnectionInjector(grpc.ServerCredentials.createInsecure());
-  const tcp = createTcpServer({ noDelay: true }, (socket: Socket) => injector.injectConnection(socket));
-  tcp.maxConnections = maxConnections;
+  const cap = new ConnectionCap(maxConnections, 'gRPC', log);
+  const tcp = createTcpServer({ noDelay: true }, (socket: Socket) => {
+    cap.admit(socket);
+    if (!socket.destroyed) injector.injectConnection(socket);
+  });
   return new Promise((resolve, reject) => {
     tcp.once('error', reject);
     tcp.listen(port, host, () => {

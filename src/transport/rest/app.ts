@@ -76,8 +76,15 @@ export function createRestApp(pipeline: Pipeline, routes: RouteTable, options: R
     for (const [k, v] of Object.entries(callHeaders(options.clock))) res.setHeader(k, v);
     // No API route took it: whatever answers (the site reads a small form at most) closes the
     // connection if a body came, so that Node does not wait, with no time limit, for the rest of
-    // a body nobody reads before the next request (http-server.ts: requestTimeout is off).
-    if (hasBody(req)) res.setHeader('connection', 'close');
+    // a body nobody reads before the next request (http-server.ts: requestTimeout is off). And
+    // the body must keep arriving, as an API body must (request-intake.ts): a connection whose
+    // body stops for the idle limit is closed (found by review: a sign-up form sent but for its
+    // last byte held its connection for good, one of many one host could hold).
+    if (hasBody(req)) {
+      res.setHeader('connection', 'close');
+      req.socket.setTimeout(options.intake.limits.idleTimeoutMs);
+      req.once('end', () => req.socket.setTimeout(0));
+    }
     next();
   });
   // The site serves documents: helmet's full set (pages replace the policy with their own, web/site.ts).

@@ -8,10 +8,12 @@
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Clock } from '../../clock';
+import type { Logger } from '../../log';
+import { ConnectionCap } from '../connection-cap';
 import { handleClientErrors } from './app';
 
 export interface HttpServerOptions {
-  /** Most open connections (`Config.maxConnections`); Node closes any beyond at once. */
+  /** Most open connections (`Config.maxConnections`), shared between clients (connection-cap.ts). */
   readonly maxConnections: number;
   /**
    * `Config.requestIdleTimeoutMs`, here the longest a client may take over a request's headers
@@ -20,6 +22,7 @@ export interface HttpServerOptions {
    */
   readonly idleTimeoutMs: number;
   readonly clock: Clock;
+  readonly log: Logger;
 }
 
 /** How often, at most, Node looks for requests whose headers are late (its default, 30 s, would let one run to 60 s). */
@@ -46,13 +49,15 @@ export function createHttpServer(app: RequestListener, options: HttpServerOption
     app,
   );
   // The cap makes a connection something one client could hold, so none is kept for nothing.
-  server.maxConnections = options.maxConnections;
+  const cap = new ConnectionCap(options.maxConnections, 'REST', options.log);
+  server.on('connection', (socket: Socket) => cap.admit(socket));
   // Node's headersTimeout starts with a request's first byte: a connection that never sends one
   // would stay open for good. It gets as long to start (an idle timeout on its socket, lifted
   // when its request comes: a call may compute for longer without a byte either way, and Node
   // sets its own keep-alive timeout after each answer).
   server.on('connection', (socket: Socket) => socket.setTimeout(options.idleTimeoutMs));
-  server.on('request', (req) => req.socket.setTimeout(0));
+  // (Before the app runs: the app sets a limit again while it reads a body no API route reads, app.ts.)
+  server.prependListener('request', (req) => req.socket.setTimeout(0));
   handleClientErrors(server, options.clock);
   return server;
 }
