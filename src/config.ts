@@ -44,6 +44,14 @@ export interface Config {
    */
   readonly maxPendingRequestBytes: number;
   /**
+   * Most of that budget one account's requests may hold (half of it, at least one stream's
+   * limit: 128 MiB by default; over it 429 `quota_exceeded`, `Retry-After: 1`), and all free-tier
+   * accounts' together (the same; over it, the same 503), so that no account, nor the free tier
+   * anyone may join, can keep the others' uploads out (transport/request-intake.ts).
+   */
+  readonly accountPendingRequestBytes: number;
+  readonly freeTierPendingRequestBytes: number;
+  /**
    * Longest a client may keep the server waiting for a request's next bytes, in ms
    * (`REQUEST_IDLE_TIMEOUT_MS`, default 30000): a body's or a message's (then the call fails with
    * 504 `deadline_exceeded` and its bytes are let go), and over REST a request's headers in all,
@@ -179,6 +187,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxGrpcMessageBytes: 4 * 1024 * 1024,
     maxStreamBytes: maxBody * STREAM_BODIES,
     maxPendingRequestBytes: pendingBytes,
+    accountPendingRequestBytes: Math.max(Math.floor(pendingBytes / 2), maxBody * STREAM_BODIES),
+    freeTierPendingRequestBytes: Math.max(Math.floor(pendingBytes / 2), maxBody * STREAM_BODIES),
     requestIdleTimeoutMs: integer('REQUEST_IDLE_TIMEOUT_MS', 30_000, 1),
     maxConnections: integer('MAX_CONNECTIONS', 4096, 1),
     publicBaseUrl: env.PUBLIC_BASE_URL || undefined,

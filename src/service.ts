@@ -231,7 +231,12 @@ export async function createService(config: Config, options: ServiceOptions = {}
     methods,
   );
   // One budget for the bytes of requests still arriving, both servers together.
-  const intake = new RequestIntake({ maxPendingBytes: config.maxPendingRequestBytes, idleTimeoutMs: config.requestIdleTimeoutMs });
+  const intake = new RequestIntake({
+    maxPendingBytes: config.maxPendingRequestBytes,
+    accountShare: config.accountPendingRequestBytes,
+    freeTierShare: config.freeTierPendingRequestBytes,
+    idleTimeoutMs: config.requestIdleTimeoutMs,
+  });
   const app = createRestApp(pipeline, routes, {
     maxBodyBytes: config.maxBodyBytes,
     maxStreamBytes: config.maxStreamBytes,

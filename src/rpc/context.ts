@@ -19,6 +19,12 @@ export interface IncomingCall {
   readonly deadline?: number;
   /** Aborted when the client goes away. */
   readonly signal?: AbortSignal;
+  /**
+   * The caller is authenticated: the request's bytes still to arrive count against its account's
+   * share of the transports' budget from now on (transport/request-intake.ts). Before the request
+   * is read.
+   */
+  claim?(caller: Principal): void;
 }
 
 /** The context every endpoint receives. */

@@ -173,6 +173,7 @@ export class Pipeline {
       if (access !== 'public') {
         caller = ctx.principal = await authenticate(incoming.header('authorization'), this.deps.accounts, clock, incoming.protocol);
         if (access !== 'authenticated') requireScope(ctx.principal, access);
+        incoming.claim?.(caller);
       } else if (this.deps.describeCaller && incoming.header('authorization') !== undefined) {
         caller = await authenticate(incoming.header('authorization'), this.deps.accounts, clock, incoming.protocol).catch(() => undefined);
       }

@@ -11,23 +11,43 @@
  * client that stops sending mid-request gives its share back. The wait counts only while the
  * server is reading (an endpoint busy with the messages before is no stalled client).
  *
- * What the budget is not: fair. A client that keeps bytes trickling in can hold much of it; then
- * others' uploads are refused (503, retryable) until it lets go. It bounds the memory, so that no
- * client can take the process down; sharing it by account would need the account before the
- * body is read, which the transports do not see.
+ * Once the pipeline knows whose a request is (after authentication: `Arrival.claim`), its bytes
+ * count against its account's share too (`accountShare`: over it, 429 `quota_exceeded` with
+ * `Retry-After: 1`, the account's own doing, as its third bulk stream at once), and a free-tier
+ * account's against the free tier's (`freeTierShare`: over it, the same 503). Found by review (on feeae21): two
+ * free accounts, each holding two bulk streams at their 64 MiB limit and sending a byte every
+ * 29 s, held the whole budget, and every other upload was refused for as long as they kept on (a
+ * bulk stream holds its rows until it commits, all or nothing, so the bytes are real memory).
+ * Now one account cannot hold more than its share, and free accounts (anyone may sign up) not
+ * more than theirs: a paying account's upload always finds room the free tier cannot take.
+ * (Bytes before authentication, a gRPC stream's first flow-control window at most, count
+ * against the budget alone.)
  */
+import type { Tier } from '../accounts/tiers';
 import { ServiceError } from '../rpc/errors';
 
 export interface IntakeLimits {
   /** Most bytes of requests still arriving, process-wide (`Config.maxPendingRequestBytes`). */
   readonly maxPendingBytes: number;
+  /** Most of them one account's requests may hold (`Config.accountPendingRequestBytes`). */
+  readonly accountShare: number;
+  /** Most of them all free-tier accounts' requests together may hold (`Config.freeTierPendingRequestBytes`). */
+  readonly freeTierShare: number;
   /** Longest a read waits for a request's next bytes, in ms (`Config.requestIdleTimeoutMs`). */
   readonly idleTimeoutMs: number;
+}
+
+/** Whose a request is, once authenticated (a `Principal` is one). */
+export interface Claimant {
+  readonly accountId: string;
+  readonly tier: Tier;
 }
 
 /** The budget of one process: both servers share one. */
 export class RequestIntake {
   private held = 0;
+  private readonly byAccount = new Map<string, number>();
+  private freeHeld = 0;
 
   constructor(readonly limits: IntakeLimits) {}
 
@@ -36,15 +56,31 @@ export class RequestIntake {
     return this.held;
   }
 
+  /** Bytes of `accountId`'s requests still arriving, now. */
+  pendingBytesOf(accountId: string): number {
+    return this.byAccount.get(accountId) ?? 0;
+  }
+
   /** One request starting to arrive; `what` names it in errors (`request body`, `request`). */
   open(what: string): Arrival {
     return new Arrival(this, what);
   }
 
-  /** Count `n` more bytes (negative: let them go); false once the total is over the budget. */
-  hold(n: number): boolean {
+  /**
+   * Count `n` more bytes of `owner`'s requests (or of requests not yet claimed; negative: let
+   * them go); the refusal when the total, the owner's share or its tier's is over its limit.
+   */
+  hold(n: number, owner?: Claimant): ServiceError | undefined {
     this.held += n;
-    return this.held <= this.limits.maxPendingBytes;
+    if (!owner) return this.held > this.limits.maxPendingBytes ? overBudget('', this.limits.maxPendingBytes) : undefined;
+    const mine = (this.byAccount.get(owner.accountId) ?? 0) + n;
+    if (mine === 0) this.byAccount.delete(owner.accountId);
+    else this.byAccount.set(owner.accountId, mine);
+    if (owner.tier === 'free') this.freeHeld += n;
+    if (this.held > this.limits.maxPendingBytes) return overBudget('', this.limits.maxPendingBytes);
+    if (mine > this.limits.accountShare) return overShare(this.limits.accountShare);
+    if (owner.tier === 'free' && this.freeHeld > this.limits.freeTierShare) return overBudget(' from free-tier accounts', this.limits.freeTierShare);
+    return undefined;
   }
 }
 
@@ -57,6 +93,7 @@ export class Arrival {
   /** When the current read began or its last byte came (wall clock, as the transports' deadlines). */
   private since = 0;
   private readonly onFailure: ((error: ServiceError) => void)[] = [];
+  private owner: Claimant | undefined;
 
   constructor(
     private readonly intake: RequestIntake,
@@ -73,12 +110,25 @@ export class Arrival {
     this.onFailure.push(listener);
   }
 
-  /** Count `n` bytes that arrived; over the budget, the request is refused. */
+  /** Count `n` bytes that arrived; over the budget or a share of it, the request is refused. */
   add(n: number): void {
     if (this.closed) return;
     this.held += n;
-    if (!this.intake.hold(n)) return this.fail(overBudget(this.intake.limits.maxPendingBytes));
+    const refused = this.intake.hold(n, this.owner);
+    if (refused) return this.fail(refused);
     this.since = Date.now();
+  }
+
+  /**
+   * The request is `owner`'s (the pipeline authenticated it): its bytes, those already held
+   * too, count against the owner's share and its tier's from now on. Once.
+   */
+  claim(owner: Claimant): void {
+    if (this.closed || this.owner) return;
+    this.intake.hold(-this.held);
+    this.owner = owner;
+    const refused = this.intake.hold(this.held, owner);
+    if (refused) this.fail(refused);
   }
 
   /** Throw the refusal, if the request was refused. */
@@ -129,7 +179,7 @@ export class Arrival {
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    this.intake.hold(-this.held);
+    this.intake.hold(-this.held, this.owner);
     this.held = 0;
     // (A timer left running would keep the read, and what it reads from, alive until it fires.)
     if (this.waiter) clearTimeout(this.waiter.timer);
@@ -146,10 +196,21 @@ export class Arrival {
   }
 }
 
-function overBudget(limit: number): ServiceError {
+/** `from`: whose bytes are at their limit (empty: everyone's). */
+function overBudget(from: string, limit: number): ServiceError {
   return new ServiceError(
     'unavailable',
-    `the server is receiving as many request bytes as it holds at once (${limit} bytes): retry in a moment`,
+    `the server is receiving as many request bytes${from} as it holds at once (${limit} bytes): retry in a moment`,
+    { limit },
+    { 'retry-after': '1' },
+  );
+}
+
+/** The caller's own requests hold its share: 429, as other limits on one account's calls at once. */
+function overShare(limit: number): ServiceError {
+  return new ServiceError(
+    'quota_exceeded',
+    `your account's requests still arriving hold as many bytes as one account's may at once (${limit} bytes): retry when one of them has arrived`,
     { limit },
     { 'retry-after': '1' },
   );

@@ -210,6 +210,39 @@ describe('requests held open', () => {
   });
 });
 
+describe("shares of the budget: one account's, the free tier's", () => {
+  let t: TestService;
+  const sessions: http2.ClientHttp2Session[] = [];
+  afterAll(async () => {
+    for (const s of sessions) s.destroy();
+    await t.close();
+  });
+
+  test("a free account holding half the budget is refused more (RESOURCE_EXHAUSTED), another free account too (UNAVAILABLE); a paying account's call is read meanwhile", async () => {
+    // a 4 MiB budget (16 KiB bodies make 1 MiB streams): 2 MiB for one account, 2 MiB for the free tier
+    t = await startTestService({ env: { MAX_BODY_BYTES: String(16 * KiB), MAX_PENDING_REQUEST_BYTES: String(4 * MiB) } });
+    const [a, b, c] = [await t.account('free'), await t.account('free'), await t.account('enterprise')];
+    const held = (key: string, send: number) => {
+      const s = connect(t.grpcAddress);
+      sessions.push(s);
+      return hold(s, GET_ENTITY, { authorization: `Bearer ${key}` }, 4 * MiB, send);
+    };
+    const first = [held(a.key, MiB), held(a.key, MiB - 20 * KiB)];
+    await until(() => t.service.intake.pendingBytesOf(a.accountId) >= 2 * MiB - 20 * KiB, "the free account's calls to be read");
+    const mine = await held(a.key, 40 * KiB).reply();
+    assert.equal(mine.status, grpc.status.RESOURCE_EXHAUSTED, mine.message);
+    assert.equal(mine.reason, 'quota_exceeded');
+    assert.equal(mine.message, `your account's requests still arriving hold as many bytes as one account's may at once (${2 * MiB} bytes): retry when one of them has arrived`);
+    assert.equal(mine.metadata['retry-after'], '1');
+    const theirs = await held(b.key, 40 * KiB).reply();
+    assert.equal(theirs.status, grpc.status.UNAVAILABLE, theirs.message);
+    assert.equal(theirs.message, `the server is receiving as many request bytes from free-tier accounts as it holds at once (${2 * MiB} bytes): retry in a moment`);
+    const paying = held(c.key, MiB);
+    await until(() => t.service.intake.pendingBytesOf(c.accountId) >= MiB, "the paying account's call to be read");
+    assert.ok(paying.open && first.every((call) => call.open), 'the held calls go on');
+  });
+});
+
 describe('connections and calls at once', () => {
   let t: TestService;
   let key: string;

@@ -241,6 +241,53 @@ describe('at most MAX_CONNECTIONS connections', () => {
   });
 });
 
+describe("shares of the budget: one account's, the free tier's", () => {
+  let t: TestService;
+  const raws: Raw[] = [];
+  afterAll(async () => {
+    for (const r of raws) r.destroy();
+    await t.close();
+  });
+
+  test("a free account holding half the budget is refused more (429), another free account too (503); a paying account's upload is served meanwhile", async () => {
+    // 16 KiB bodies: 1 MiB streams; a 4 MiB budget: 2 MiB for one account, 2 MiB for the free tier
+    t = await startTestService({ env: { MAX_BODY_BYTES: String(16 * KiB), MAX_PENDING_REQUEST_BYTES: String(4 * MiB) } });
+    const [a, b, c] = [await t.account('free'), await t.account('free'), await t.account('enterprise')];
+    for (const who of [a, b, c]) {
+      const made = await rest(t, who.key, { method: 'POST', path: '/v1/entities', body: { entity: 'store:shared', frequency: 'P1D', axes: [{ name: 'demand' }] } });
+      assert.equal(made.code, 'ok', made.message);
+    }
+    const open = (key: string, path: string, type: string, length: number, sent: string) => {
+      const r = new Raw(t.service.httpPort);
+      raws.push(r);
+      r.write(head('POST', path, { authorization: `Bearer ${key}`, 'content-type': type, 'content-length': length }) + sent);
+      return r;
+    };
+    // two bulk streams (as many as one account may have at once), each sent but for its last bytes
+    const body = lines('store:shared', Math.floor((MiB - 2000) / lines('store:shared', 1).length));
+    const streams = [0, 1].map(() => open(a.key, '/v1/observations:bulkIngest', 'application/x-ndjson', body.length + 1000, body));
+    await until(() => t.service.intake.pendingBytesOf(a.accountId) >= 2 * body.length, "the free account's streams to be read");
+    assert.ok(2 * body.length + 15_000 > 2 * MiB, `${2 * body.length} bytes held`);
+    // the same account's query body: over its share
+    const query = (key: string) => open(key, '/v1/oracle/query', 'application/json', 16_000, `{"entity":"${'a'.repeat(15_000)}`);
+    const mine = await query(a.key).answer();
+    assert.equal(mine.status, 429, JSON.stringify(mine.body));
+    assert.equal(mine.body.code, 'quota_exceeded');
+    assert.equal(mine.body.message, `your account's requests still arriving hold as many bytes as one account's may at once (${2 * MiB} bytes): retry when one of them has arrived`);
+    assert.equal(mine.headers['retry-after'], '1');
+    // another free account's: over the free tier's share
+    const theirs = await query(b.key).answer();
+    assert.equal(theirs.status, 503, JSON.stringify(theirs.body));
+    assert.equal(theirs.body.code, 'unavailable');
+    assert.equal(theirs.body.message, `the server is receiving as many request bytes from free-tier accounts as it holds at once (${2 * MiB} bytes): retry in a moment`);
+    assert.equal(theirs.headers['retry-after'], '1');
+    // a paying account's stream of a whole stream's size is read, and commits once sent whole
+    const ok = await rest(t, c.key, { method: 'POST', path: '/v1/observations:bulkIngest', rawBody: body, headers: { 'content-type': 'application/x-ndjson' } });
+    assert.equal(ok.code, 'ok', ok.message);
+    assert.ok(!streams[0].closed && !streams[1].closed, "the free account's streams go on");
+  });
+});
+
 describe('connections shared between clients at the limit', () => {
   let t: TestService;
   beforeAll(async () => {

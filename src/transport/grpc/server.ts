@@ -14,6 +14,7 @@ import * as grpc from '@grpc/grpc-js';
 import { loadFileDescriptorSetFromBuffer } from '@grpc/proto-loader';
 import { ReflectionService } from '@grpc/reflection';
 import { HealthImplementation } from 'grpc-health-check';
+import type { Principal } from '../../accounts/auth';
 import type { Clock } from '../../clock';
 import { newId } from '../../ids';
 import type { Logger } from '../../log';
@@ -277,6 +278,10 @@ class GrpcIncoming implements IncomingCall {
   // Lazy, like the signal: most calls never look at them.
   get peer(): string {
     return this.call.getPeer();
+  }
+
+  claim(caller: Principal): void {
+    this.arrival.claim(caller);
   }
 
   // Aborted too when the request is refused while the endpoint is not reading (over the budget:

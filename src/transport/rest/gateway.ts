@@ -12,6 +12,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { Principal } from '../../accounts/auth';
 import type { Clock } from '../../clock';
 import { newId } from '../../ids';
 import type { Logger } from '../../log';
@@ -95,7 +96,7 @@ async function serve(
   res: ServerResponse,
   arrival: Arrival,
 ): Promise<void> {
-  const incoming = new RestIncoming(req, res);
+  const incoming = new RestIncoming(req, res, arrival);
   // A misspelt deadline must not silently mean none: refused as the request is read (after
   // authentication, as any malformed request, so the answer carries what the others carry).
   const checkTimeout = () => {
@@ -182,6 +183,7 @@ class RestIncoming implements IncomingCall {
   constructor(
     private readonly req: IncomingMessage,
     private readonly res: ServerResponse,
+    private readonly arrival: Arrival,
   ) {
     const timeout = parseGrpcTimeout(req.headers['grpc-timeout']);
     this.peer = req.socket.remoteAddress ?? '';
@@ -199,6 +201,10 @@ class RestIncoming implements IncomingCall {
     if (Array.isArray(v)) return v.join(', ');
     if (v === undefined || !FIRST_LINE_ONLY.has(name)) return v;
     return this.req.headersDistinct[name]!.join(', ');
+  }
+
+  claim(caller: Principal): void {
+    this.arrival.claim(caller);
   }
 
   // Made on first use: most calls never look at it.
