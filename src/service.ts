@@ -102,6 +102,8 @@ export interface ServiceOptions {
   readonly webhookResolver?: Resolver;
   /** The engine identity to record (default `ENGINE_INFO`; tests pose as another engine version). */
   readonly engine?: EngineIdentity;
+  /** Most grid steps of series a depth query reads (default `MAX_DEPTH_QUERY_STEPS`; tests lower it). */
+  readonly depthQuerySteps?: number;
 }
 
 export interface RunningService {
@@ -181,7 +183,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
     pool,
     queries: new QueryStore(database),
     reconcilePool,
-    depthQueries: new DepthQueries({ entities, relations, series, pool, reconcile: reconcilePool }),
+    depthQueries: new DepthQueries({ entities, relations, series, pool, reconcile: reconcilePool, maxSteps: options.depthQuerySteps }),
     webhooks: new WebhookRuntime({ config, database, secrets, clock, log, entities, observations, resolver: options.webhookResolver }),
     engine: options.engine ?? ENGINE_INFO,
     canonical,

@@ -7,7 +7,7 @@
  * the old one, so a read "as of" revision R sees, for each (axis, time), the newest value
  * recorded at or before R.
  */
-import type { Transaction } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import type { Database, Queryable } from '../store/database';
 import { nextTurn, ROWS_PER_TURN, TurnGate } from '../store/turns';
 import { KeyedMutex } from '../store/keyed-mutex';
@@ -197,6 +197,15 @@ export class ObservationStore {
     return this.database.dialect === 'sqlite' ? this.seriesGate.run(read) : read();
   }
 
+  /**
+   * The times of the first and last observation of one axis as of `asOf` (undefined: none), without
+   * reading the series: two reads of one row each, down the primary key's (account, entity, axis,
+   * time) order on both databases. What a series read would cost, known before it is made.
+   */
+  async ends(accountId: string, entity: string, axis: string, asOf: number): Promise<{ first: number; last: number } | undefined> {
+    return axisEnds(this.database.db, accountId, entity, axis, asOf);
+  }
+
   private async seriesNow(accountId: string, entity: string, axis: string, asOf: number): Promise<{ time: number; value: number }[]> {
     const rows = await this.asOfQuery(accountId, entity, asOf).where('o.axis', '=', axis).orderBy('o.time').execute();
     return rows.map((r) => ({ time: Number(r.time), value: Number(r.value) }));
@@ -286,23 +295,34 @@ async function checkSpans(q: Queryable, accountId: string, ranges: readonly Axis
       if (!row) continue; // deleted meanwhile: the ingest's guard refuses it (404) before the commit
       frequencies.set(a.entity, (frequency = row.frequency as Frequency));
     }
-    const stored = await q
-      .selectFrom('observations')
-      .select((eb) => [eb.fn.min('time').as('first'), eb.fn.max('time').as('last')])
-      .where('account_id', '=', accountId)
-      .where('entity', '=', a.entity)
-      .where('axis', '=', a.axis)
-      .executeTakeFirst();
-    const first = stored?.first == null ? a.min.time : Math.min(Number(stored.first), a.min.time);
-    const last = stored?.last == null ? a.max.time : Math.max(Number(stored.last), a.max.time);
+    const stored = await axisEnds(q, accountId, a.entity, a.axis);
+    const first = stored ? Math.min(stored.first, a.min.time) : a.min.time;
+    const last = stored ? Math.max(stored.last, a.max.time) : a.max.time;
     const span = indexOf(frequency, last)! - indexOf(frequency, first)! + 1;
     if (span > MAX_AXIS_SPAN_STEPS) {
       // Name the new row that stretches it: the earliest if it lies before what is stored, else the latest.
-      const row = stored?.first != null && a.min.time < Number(stored.first) ? a.min : a.max;
+      const row = stored && a.min.time < stored.first ? a.min : a.max;
       throw invalidArgument(
         row.name,
         `${formatTime(row.time)} would make axis ${a.axis} of ${a.entity} cover ${span} ${frequency} grid points (${formatTime(first)} to ${formatTime(last)}, both included); at most ${MAX_AXIS_SPAN_STEPS} are allowed`,
       );
     }
   }
+}
+
+/**
+ * The first and last observation time stored for an axis (undefined: none), as of revision `asOf`
+ * (default: every revision), each read as one row down the primary key's time order.
+ */
+async function axisEnds(q: Queryable, accountId: string, entity: string, axis: string, asOf = Infinity): Promise<{ first: number; last: number } | undefined> {
+  const end = async (direction: 'asc' | 'desc') => {
+    let read = q.selectFrom('observations').select('time').where('account_id', '=', accountId).where('entity', '=', entity).where('axis', '=', axis);
+    // `+revision`: a filter on the rows met, not an index key (found measuring: SQLite planned the
+    // revision index and sorted every row of the entity, 9 ms an axis of 27,000 observations)
+    if (asOf !== Infinity) read = read.where(sql<number>`+revision`, '<=', asOf);
+    const row = await read.orderBy('time', direction).limit(1).executeTakeFirst();
+    return row === undefined ? undefined : Number(row.time);
+  };
+  const first = await end('asc');
+  return first === undefined ? undefined : { first, last: (await end('desc'))! };
 }

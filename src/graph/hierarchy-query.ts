@@ -17,10 +17,11 @@ import { observationsNeeded } from '../engine/index';
 import type { SeriesInfo } from '../engine/types';
 import type { ForecastJobResult } from '../oracle/forecast-job';
 import type { ForecastPool } from '../oracle/forecast-pool';
-import type { LoadedSeries, SeriesLoader } from '../oracle/series-loader';
+import { seriesRead, type SeriesLoader, type SeriesRead } from '../oracle/series-loader';
 import { axisInfo, seasonalInfo, seedOf } from '../oracle/engine-info';
 import { ServiceError } from '../rpc/errors';
 import { SharedRuns } from '../shared-runs';
+import { checkDepthSteps } from './depth-steps';
 import { loadHierarchy, type Hierarchy } from './hierarchy-graph';
 import type { AxisReconcileOutput } from './hierarchy-reconcile';
 import { axisHierarchy, type AxisHierarchy, type AxisNode } from './hierarchy-series';
@@ -62,7 +63,8 @@ export interface DepthInput {
   readonly entity: string;
   /** The entity's own axis (name, kind, bounds). */
   readonly axis: AxisRecord;
-  readonly series: LoadedSeries;
+  /** Without its values: the answer is cached, and would keep every series it read alive. */
+  readonly series: SeriesRead;
 }
 
 /** A node forecast a depth query made, before reconciliation. */
@@ -106,6 +108,8 @@ export interface DepthDeps {
   readonly series: SeriesLoader;
   readonly pool: ForecastPool;
   readonly reconcile: ReconcilePool;
+  /** Most grid steps of series a query reads (`checkDepthSteps`), default `MAX_DEPTH_QUERY_STEPS`. */
+  readonly maxSteps?: number;
 }
 
 /** One axis forecast and reconciled. */
@@ -156,6 +160,7 @@ export class DepthQueries {
         { field: 'depth', limit: MAX_RECONCILED_ENTITIES },
       );
     }
+    await checkDepthSteps(this.deps.series, hierarchy, q, this.deps.maxSteps);
     const axes = await Promise.all(q.axes.map((a) => axisHierarchy(hierarchy, q.depth, a, this.deps.series, q.accountId, q.asOf, q.signal)));
     for (const a of axes) {
       if (a.nodes[0]?.entity !== q.root.entity) {
@@ -302,7 +307,7 @@ export class DepthQueries {
         return k < 0 ? [] : o.results[k].warnings.map((w) => `${o.hierarchy.axis}: ${w}`);
       });
     const descendants = used.map((entity) => ({ entity, level: hierarchy.level.get(entity)!, forecast: forecastOf(entity, ownWarnings(entity)) }));
-    const inputs = outcomes.flatMap((o) => [...o.hierarchy.inputs].map(([entity, series]) => ({ entity, axis: ownAxis(hierarchy, entity, o.hierarchy.axis)!, series })));
+    const inputs = outcomes.flatMap((o) => [...o.hierarchy.inputs].map(([entity, series]) => ({ entity, axis: ownAxis(hierarchy, entity, o.hierarchy.axis)!, series: seriesRead(series) })));
     const models = outcomes.flatMap((o) =>
       // without the reconciliation detail (large arrays): the record needs the model, not its draws
       o.nodes.map((n, k) => ({

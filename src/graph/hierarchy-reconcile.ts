@@ -8,7 +8,7 @@
  * CRPS_snaive) over the shared origins at the query's step.
  */
 import { atomBounds, atomsWhere, buildStructure, drawsStep, errorRows, intersectBounds, reconcile, sampleCrps, sumOfBounds, type ReconcileMethod } from '../engine/reconcile/index';
-import type { OriginDetail } from './node-detail';
+import type { OriginDetail, Residuals } from './node-detail';
 import type { SeriesInfo } from '../engine/types';
 import { boundsText } from '../engine/guard';
 import { summariseStep, type StepSummary } from '../oracle/summary';
@@ -22,7 +22,7 @@ export interface ReconcileNode {
   readonly start: number;
   readonly mean: number;
   readonly grid: Float64Array;
-  readonly residuals: Float64Array;
+  readonly residuals: Residuals;
   readonly origins: readonly OriginDetail[];
   /** The node's axis's bounds, where it has any: its reconciled draws are censored to them. */
   readonly bounds?: SeriesInfo['bounds'];
@@ -77,7 +77,7 @@ export function reconcileAxis(input: AxisReconcileInput): AxisReconcileOutput {
   const shared = input.report ? sharedOrigins(nodes) : [];
   const originOf = (n: ReconcileNode, g: number) => n.origins.find((o) => n.start + o.origin === g)!;
   const errors = errorRows(
-    nodes.map((n) => ({ start: n.start, inSample: n.residuals, backtest: n.origins.map((o) => ({ origin: n.start + o.origin, errors: o.errors })) })),
+    nodes.map((n) => ({ start: n.start + n.residuals.from, inSample: n.residuals.values, backtest: n.origins.map((o) => ({ origin: n.start + o.origin, errors: o.errors })) })),
     input.horizon,
   );
   const steps = [

@@ -39,15 +39,34 @@ export interface NodeDetail {
   /** Mean and draws of the forecast at step h (`baseDraws`: a law the band floors at 0 is taken without that floor). */
   readonly mean: number;
   readonly grid: Float64Array;
-  /** In-sample one-step errors y − fitted, aligned with the series (NaN where none). */
-  readonly residuals: Float64Array;
+  readonly residuals: Residuals;
   readonly origins: readonly OriginDetail[];
 }
 
-/** The detail of `result` (fitted on `series`) at step `h`. */
-export function nodeDetail(result: ForecastResult, series: ArrayLike<number>, h: number, request: DetailRequest): NodeDetail {
+/**
+ * In-sample one-step errors y − fitted (NaN where either is missing), from the first step with a
+ * fitted value on. Why not the whole series: the engine fits at most its last `MAX_FIT_STEPS`
+ * steps, so a longer series has no fitted value (an error of NaN) before them, and 200,000 steps
+ * of NaN per node, sent to the reconcile worker and kept in the caches, were most of a depth
+ * query's memory. Reconciliation reads only the times where every node has an error
+ * (`completeRowIndices`), which the steps left out never are: its output is the same.
+ */
+export interface Residuals {
+  /** Index in the series of `values[0]` (the series' length when no step has a fitted value). */
+  readonly from: number;
+  readonly values: Float64Array;
+}
+
+/** The `Residuals` of a model with in-sample values `fitted` (aligned with `series`; null: none). */
+export function residualsOf(fitted: Float64Array | null, series: ArrayLike<number>): Residuals {
+  let from = 0;
+  while (from < series.length && (!fitted || Number.isNaN(fitted[from]))) from++;
+  return { from, values: Float64Array.from({ length: series.length - from }, (_, k) => series[from + k] - fitted![from + k]) };
+}
+
+/** The detail of `result` (fitted on `series`, its errors `residuals`) at step `h`. */
+export function nodeDetail(result: Pick<ForecastResult, 'distribution' | 'backtestForecasts'>, residuals: Residuals, series: ArrayLike<number>, h: number, request: DetailRequest): NodeDetail {
   const step = result.distribution.steps[h - 1];
-  const residuals = Float64Array.from(series, (y, t) => (result.fitted ? y - result.fitted[t] : NaN));
   const origins = result.backtestForecasts.map((o) => {
     const at = (k: number) => (o.origin + k < series.length ? series[o.origin + k] : NaN);
     const actual = at(h - 1);

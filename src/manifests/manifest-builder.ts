@@ -8,7 +8,7 @@ import type { Manifest, ManifestInput, ManifestModel, ManifestRequest } from '..
 import { formatTime } from '../clock';
 import type { Params, SeriesInfo } from '../engine/types';
 import type { ForecastJobResult } from '../oracle/forecast-job';
-import type { LoadedSeries } from '../oracle/series-loader';
+import type { SeriesRead } from '../oracle/series-loader';
 import type { AxisRecord } from '../entities/entity-store';
 
 /** Version of the manifest format written now. */
@@ -55,7 +55,7 @@ export function paramsJson(value: Params[string] | Params | undefined): JsonPara
 }
 
 /** The manifest entry of a series read: `frequency` is its entity's. */
-export function manifestInput(entity: string, axis: Pick<AxisRecord, 'name' | 'kind' | 'lowerBound' | 'upperBound'>, frequency: string, series: LoadedSeries): ManifestInput {
+export function manifestInput(entity: string, axis: Pick<AxisRecord, 'name' | 'kind' | 'lowerBound' | 'upperBound'>, frequency: string, series: SeriesRead): ManifestInput {
   return {
     entity,
     axis: axis.name,

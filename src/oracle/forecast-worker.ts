@@ -9,7 +9,7 @@ import { isMainThread, parentPort } from 'node:worker_threads';
 import { applyBounds, forecastSeries, InsufficientDataError, type ForecastResult } from '../engine/index';
 import { Rng } from '../engine/rng';
 import { intersectBounds } from '../engine/reconcile/structure';
-import { nodeDetail } from '../graph/node-detail';
+import { nodeDetail, residualsOf, type Residuals } from '../graph/node-detail';
 import type { WorkerReply, WorkerRequest } from './forecast-job';
 import { summarise } from './summary';
 
@@ -34,7 +34,16 @@ function lowerPriority(): void {
   }
 }
 if (!isMainThread) lowerPriority();
-const cache = new Map<string, ForecastResult>();
+/**
+ * A fit as cached: the engine's result without its in-sample values, which are as long as the
+ * series (up to `MAX_SERIES_STEPS`), and instead the errors a depth query needs, as long as the
+ * stretch fitted (`residualsOf`: at most `MAX_FIT_STEPS`).
+ */
+interface CachedFit {
+  readonly result: Omit<ForecastResult, 'fitted'>;
+  readonly residuals: Residuals;
+}
+const cache = new Map<string, CachedFit>();
 
 /**
  * A forecast of a fixed synthetic daily series (trend, weekly cycle, seeded noise) through the
@@ -52,6 +61,11 @@ function warmUp(): void {
   }
 }
 
+/** What the cache keeps of `result`, fitted on `series` (`CachedFit`). */
+function cachedFit({ fitted, ...result }: ForecastResult, series: Float64Array): CachedFit {
+  return { result, residuals: residualsOf(fitted, series) };
+}
+
 function fit(request: WorkerRequest): WorkerReply {
   if ('warmup' in request) {
     warmUp();
@@ -60,12 +74,13 @@ function fit(request: WorkerRequest): WorkerReply {
   const { id, job } = request;
   try {
     // A fresh job (forensics) neither reads nor fills the cache.
-    let result = job.fresh ? undefined : cache.get(job.fitKey);
-    const fitted = result === undefined;
-    if (result) cache.delete(job.fitKey);
-    result ??= forecastSeries(job.series, job.info, { horizon: job.horizon, seed: job.seed, model: job.model });
+    let entry = job.fresh ? undefined : cache.get(job.fitKey);
+    const fitted = entry === undefined;
+    if (entry) cache.delete(job.fitKey);
+    entry ??= cachedFit(forecastSeries(job.series, job.info, { horizon: job.horizon, seed: job.seed, model: job.model }), job.series);
+    const { result } = entry;
     if (!job.fresh) {
-      cache.set(job.fitKey, result);
+      cache.set(job.fitKey, entry);
       if (cache.size > CACHE_SIZE) cache.delete(cache.keys().next().value!);
     }
     const censored = job.censor ? applyBounds(result.distribution, job.censor) : undefined;
@@ -83,7 +98,7 @@ function fit(request: WorkerRequest): WorkerReply {
         nobs: result.nobs,
         summary,
         fitted,
-        detail: job.detail ? nodeDetail(result, job.series, job.horizon, job.detail) : undefined,
+        detail: job.detail ? nodeDetail(result, entry.residuals, job.series, job.horizon, job.detail) : undefined,
       },
     };
   } catch (err) {

@@ -26,12 +26,32 @@ export interface LoadedSeries {
   readonly digest: string;
 }
 
+/**
+ * What is said of a series read, without its values (a manifest's input): what answers kept in
+ * a cache hold, so that they do not keep every series they read (up to `MAX_SERIES_STEPS` values
+ * each) alive with them.
+ */
+export type SeriesRead = Omit<LoadedSeries, 'values'>;
+
+/** `series` as a `SeriesRead`. */
+export function seriesRead({ values, ...read }: LoadedSeries): SeriesRead {
+  return read;
+}
+
 /** Longest series span forecast, in grid steps: what ingest allows (a 10-year hourly series is ~87,600). */
 export const MAX_SERIES_STEPS = MAX_AXIS_SPAN_STEPS;
 const CACHE_SIZE = 4096;
+/**
+ * Grid steps the cache holds at most, all its series together (160 MB of float64). Why, besides
+ * `CACHE_SIZE`: series of up to `MAX_SERIES_STEPS` steps, 4,096 of them were 6.5 GB (measured: a
+ * cold depth query over 200 leaves of 200,000 hourly steps left 614 MB held after it).
+ */
+const CACHE_STEPS = 20_000_000;
 
 export class SeriesLoader {
   private readonly cache = new Map<string, { revision: number; series: LoadedSeries }>();
+  /** Grid steps of the series in `cache`. */
+  private cachedSteps = 0;
   /**
    * Reads in flight, shared by callers asking the same (found measuring identical depth queries:
    * eight over 400 leaves read every series eight times, one SQLite turn at a time, and the shared
@@ -45,20 +65,50 @@ export class SeriesLoader {
 
   /** The series of `axis` as of `asOf`; a read not yet made when `signal` aborts is not made (`ObservationStore.series`). */
   async load(accountId: string, entity: EntityRecord, axis: AxisRecord, asOf: number, signal?: AbortSignal): Promise<LoadedSeries> {
-    signal?.throwIfAborted(); // no revision read for a caller already gone
-    const key = `${accountId}\u0000${entity.entity}\u0000${axis.name}\u0000${entity.frequency}`;
-    const newest = await this.observations.newestRevision(accountId, entity.entity);
-    const cached = this.cache.get(key);
-    // The cache holds current data; it serves `asOf` only when nothing newer than asOf exists.
-    if (cached && cached.revision === newest && newest <= asOf) return cached.series;
+    const { key, newest, cached } = await this.lookUp(accountId, entity, axis, asOf, signal);
+    if (cached) return cached;
     // what the read returns: the current data when nothing newer than asOf exists, else the data as of asOf
     const read = `${key}\u0000${axis.kind}\u0000${newest <= asOf ? `current ${newest}` : `as of ${asOf}`}`;
     const series = await this.reads.run(read, signal, async (s) => build(entity, axis, await this.observations.series(accountId, entity.entity, axis.name, asOf, s)));
-    if (newest <= asOf) {
-      this.cache.set(key, { revision: newest, series });
-      if (this.cache.size > CACHE_SIZE) this.cache.delete(this.cache.keys().next().value!);
-    }
+    if (newest <= asOf) this.keep(key, newest, series);
     return series;
+  }
+
+  /**
+   * Grid steps the series `load` returns covers, first to last observation (0: none), without
+   * reading it: what it costs to hold (8 bytes a step, gaps included). From the cache when it
+   * serves `asOf`, else from the axis's first and last observation (`ObservationStore.ends`).
+   */
+  async steps(accountId: string, entity: EntityRecord, axis: AxisRecord, asOf: number, signal?: AbortSignal): Promise<number> {
+    const { cached } = await this.lookUp(accountId, entity, axis, asOf, signal);
+    if (cached) return cached.values.length;
+    const ends = await this.observations.ends(accountId, entity.entity, axis.name, asOf);
+    return ends ? indexOf(entity.frequency, ends.last)! - indexOf(entity.frequency, ends.first)! + 1 : 0;
+  }
+
+  /** The cache key of a series, the entity's newest revision, and the cached series when it serves `asOf`. */
+  private async lookUp(accountId: string, entity: EntityRecord, axis: AxisRecord, asOf: number, signal?: AbortSignal) {
+    signal?.throwIfAborted(); // no revision read for a caller already gone
+    const key = `${accountId}\u0000${entity.entity}\u0000${axis.name}\u0000${entity.frequency}`;
+    const newest = await this.observations.newestRevision(accountId, entity.entity);
+    const entry = this.cache.get(key);
+    // The cache holds current data; it serves `asOf` only when nothing newer than asOf exists.
+    return { key, newest, cached: entry && entry.revision === newest && newest <= asOf ? entry.series : undefined };
+  }
+
+  /** Cache `series` (current as of `revision`), dropping the oldest beyond `CACHE_SIZE` series or `CACHE_STEPS` steps. */
+  private keep(key: string, revision: number, series: LoadedSeries): void {
+    this.drop(key);
+    this.cache.set(key, { revision, series });
+    this.cachedSteps += series.values.length;
+    while (this.cache.size > CACHE_SIZE || this.cachedSteps > CACHE_STEPS) this.drop(this.cache.keys().next().value!);
+  }
+
+  private drop(key: string): void {
+    const entry = this.cache.get(key);
+    if (!entry) return;
+    this.cache.delete(key);
+    this.cachedSteps -= entry.series.values.length;
   }
 }
 
