@@ -50,6 +50,11 @@ class Raw {
     return parse(this.text) !== undefined;
   }
 
+  /** Forget what came so far: the next answer read is the next one sent. */
+  reset(): void {
+    this.text = '';
+  }
+
   /** Everything the server sent, as latin1 text. */
   get received(): string {
     return this.text;
@@ -191,6 +196,39 @@ describe('bodies held open', () => {
     assert.equal(answer.body.code, 'not_found');
     assert.equal(answer.headers.connection, 'close');
     await r.closedWithin();
+  });
+
+  test('a body answered early (401, a bad NDJSON line) is read to its end and dropped, the connection kept: a client that sends all of it before reading gets the answer; one declared over a stream is closed', async () => {
+    const r = open();
+    // (within the 1 MiB a stream may hold here)
+    const body = ' '.repeat(900 * KiB);
+    r.write(head('POST', '/v1/entities', { authorization: 'Bearer fk_live_wrong', 'content-type': 'application/json', 'content-length': body.length }) + body);
+    const refused = await r.answer();
+    assert.equal(refused.status, 401);
+    assert.equal(refused.headers.connection, 'keep-alive');
+    // the same connection serves the next request once the body has been read past
+    r.reset();
+    r.write(head('GET', '/v1/version', {}));
+    assert.equal((await r.answer()).status, 200);
+    assert.ok(!r.closed);
+    // a bulk stream whose first line is not JSON: 400 at that line, the rest read past, same again
+    r.reset();
+    const stream = `{"entity":\n${lines('store:held', 5).repeat(30)}`;
+    assert.ok(stream.length > 700 * KiB && stream.length < MiB, `${stream.length}`);
+    r.write(head('POST', '/v1/observations:bulkIngest', { authorization: `Bearer ${key}`, 'content-type': 'application/x-ndjson', 'content-length': stream.length }) + stream);
+    const bad = await r.answer();
+    assert.equal(bad.status, 400, JSON.stringify(bad.body));
+    assert.match(bad.body.message, /^line 1: /);
+    r.reset();
+    r.write(head('GET', '/v1/version', {}));
+    assert.equal((await r.answer()).status, 200);
+    // declared larger than a stream may be (1 MiB here): closed after the answer, as before
+    const big = open();
+    big.write(head('POST', '/v1/observations:bulkIngest', { authorization: 'Bearer fk_live_wrong', 'content-type': 'application/x-ndjson', 'content-length': 2 * MiB }) + 'x'.repeat(1000));
+    const bigAnswer = await big.answer();
+    assert.equal(bigAnswer.status, 401);
+    assert.equal(bigAnswer.headers.connection, 'close');
+    await big.closedWithin();
   });
 
   test('a sign-up form that stops arriving has its connection closed after the idle limit; one sent whole is answered', async () => {
