@@ -44,13 +44,14 @@ export interface Config {
    */
   readonly maxPendingRequestBytes: number;
   /**
-   * Most of that budget one account's requests may hold (half of it, at least one stream's
-   * limit: 128 MiB by default; over it 429 `quota_exceeded`, `Retry-After: 1`), and all free-tier
-   * accounts' together (the same; over it, the same 503), so that no account, nor the free tier
-   * anyone may join, can keep the others' uploads out (transport/request-intake.ts).
+   * Shares of that budget (transport/request-intake.ts), derived from it, each at least one
+   * stream's limit: one paying account's requests half of it (over it 429 `quota_exceeded`,
+   * `Retry-After: 1`), one free account's a quarter (the same), all free accounts' together half,
+   * requests not claimed by an account (before authentication, public methods) a quarter (over
+   * those, the 503): no account, nor the free tier, nor anonymous callers, can keep the others'
+   * uploads out.
    */
-  readonly accountPendingRequestBytes: number;
-  readonly freeTierPendingRequestBytes: number;
+  readonly pendingRequestShares: { readonly account: number; readonly freeAccount: number; readonly freeTier: number; readonly unclaimed: number };
   /**
    * Longest a client may keep the server waiting for a request's next bytes, in ms
    * (`REQUEST_IDLE_TIMEOUT_MS`, default 30000): a body's or a message's (then the call fails with
@@ -63,9 +64,10 @@ export interface Config {
   /**
    * Most open connections on each port (`MAX_CONNECTIONS`, default 4096). At the limit, a client
    * (an IPv4 address or an IPv6 /64) holding fewer than the biggest holder less one still gets in,
-   * and the biggest holder's oldest connection is closed for it; any other new one is closed at
-   * once (transport/connection-cap.ts). Idle ones close on their own (REST: after
-   * REQUEST_IDLE_TIMEOUT_MS without a first request, 65 s of keep-alive; gRPC: 60 s without a call).
+   * and one of the biggest holder's is closed for it (its oldest idle one, else its oldest); any
+   * other new one is closed at once (transport/connection-cap.ts). Idle ones close on their own
+   * (REST: after REQUEST_IDLE_TIMEOUT_MS without a first request, 65 s of keep-alive; gRPC: 60 s
+   * without a call).
    */
   readonly maxConnections: number;
   /** Public base URL used in links (`PUBLIC_BASE_URL`, default `http://HOST:HTTP_PORT`). */
@@ -187,8 +189,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxGrpcMessageBytes: 4 * 1024 * 1024,
     maxStreamBytes: maxBody * STREAM_BODIES,
     maxPendingRequestBytes: pendingBytes,
-    accountPendingRequestBytes: Math.max(Math.floor(pendingBytes / 2), maxBody * STREAM_BODIES),
-    freeTierPendingRequestBytes: Math.max(Math.floor(pendingBytes / 2), maxBody * STREAM_BODIES),
+    pendingRequestShares: {
+      account: Math.max(Math.floor(pendingBytes / 2), maxBody * STREAM_BODIES),
+      freeAccount: Math.max(Math.floor(pendingBytes / 4), maxBody * STREAM_BODIES),
+      freeTier: Math.max(Math.floor(pendingBytes / 2), maxBody * STREAM_BODIES),
+      unclaimed: Math.max(Math.floor(pendingBytes / 4), maxBody * STREAM_BODIES),
+    },
     requestIdleTimeoutMs: integer('REQUEST_IDLE_TIMEOUT_MS', 30_000, 1),
     maxConnections: integer('MAX_CONNECTIONS', 4096, 1),
     publicBaseUrl: env.PUBLIC_BASE_URL || undefined,

@@ -235,8 +235,10 @@ export async function createService(config: Config, options: ServiceOptions = {}
   // One budget for the bytes of requests still arriving, both servers together.
   const intake = new RequestIntake({
     maxPendingBytes: config.maxPendingRequestBytes,
-    accountShare: config.accountPendingRequestBytes,
-    freeTierShare: config.freeTierPendingRequestBytes,
+    accountShare: config.pendingRequestShares.account,
+    freeAccountShare: config.pendingRequestShares.freeAccount,
+    freeTierShare: config.pendingRequestShares.freeTier,
+    unclaimedShare: config.pendingRequestShares.unclaimed,
     idleTimeoutMs: config.requestIdleTimeoutMs,
   });
   const app = createRestApp(pipeline, routes, {
@@ -251,11 +253,12 @@ export async function createService(config: Config, options: ServiceOptions = {}
     middleware: options.httpMiddleware,
     site: siteHandlers(pipeline, routes, { publicBaseUrl: config.publicBaseUrl }),
   });
-  const { server: grpcServer, health } = createGrpcServer(pipeline, {
+  const { server: grpcServer, health, connections: grpcConnections } = createGrpcServer(pipeline, {
     maxMessageBytes: config.maxGrpcMessageBytes,
     maxStreamBytes: config.maxStreamBytes,
     descriptorBytes: descriptors.bytes,
     intake,
+    maxConnections: config.maxConnections,
     log,
     clock,
   });
@@ -272,14 +275,14 @@ export async function createService(config: Config, options: ServiceOptions = {}
     draining = true;
     setServing(false);
   };
-  return { ctx, pipeline, routes, app, grpcServer, health, intake, startDraining };
+  return { ctx, pipeline, routes, app, grpcServer, grpcConnections, health, intake, startDraining };
 }
 
 /** Build the service and bind both ports (0 = any free port). */
 export async function startService(config: Config, options: ServiceOptions = {}): Promise<RunningService> {
   const built = await createService(config, options);
-  const { ctx, app, grpcServer, startDraining } = built;
-  const grpcListener = await bindGrpc(grpcServer, config.host, config.grpcPort, config.maxConnections, ctx.log);
+  const { ctx, app, grpcServer, grpcConnections, startDraining } = built;
+  const grpcListener = await bindGrpc(grpcServer, config.host, config.grpcPort, grpcConnections);
   const grpcPort = grpcListener.port;
   const http: HttpServer = await new Promise((resolve, reject) => {
     const s = createHttpServer(app, { maxConnections: config.maxConnections, idleTimeoutMs: config.requestIdleTimeoutMs, clock: ctx.clock, log: ctx.log });

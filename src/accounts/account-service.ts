@@ -6,6 +6,7 @@ import { API_VERSION } from '../rpc/pipeline';
 import { bindService, type ServiceBinding } from '../rpc/registry';
 import { monthOf, type UsageStore } from './quota';
 import { TIERS } from './tiers';
+import { clientOf } from '../client-address';
 import type { AccountStore } from './account-store';
 import { invalidArgument, ServiceError, quote } from '../rpc/errors';
 
@@ -15,10 +16,17 @@ const HOUR = 3600_000;
 /** A pragmatic email check (the HTML spec's `type=email` rule), not full RFC 5322. */
 const EMAIL = /^[a-zA-Z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)+$/;
 
-/** The client address a sign-up is counted against (IPv4-mapped IPv6 folded to IPv4). */
-function clientAddress(peer: string): string {
-  const host = peer.replace(/^ipv[46]:/, '').replace(/:\d+$/, '').replace(/^\[|\]$/g, '');
-  return host.startsWith('::ffff:') ? host.slice(7) : host;
+/**
+ * The client a sign-up is counted against, from a peer as the transports give it (`1.2.3.4`,
+ * `::ffff:1.2.3.4`, `2001:db8::1`; gRPC `ipv4:1.2.3.4:5678`, `[2001:db8::1]:5678`): its IPv4
+ * address, or its IPv6 /64 as connections count it (found by review: one host could sign up from
+ * every address of its /64, and a bare IPv6 address lost its last group as if it were a port).
+ */
+export function signUpClient(peer: string): string {
+  const bare = peer.replace(/^ipv[46]:/, '');
+  const bracketed = /^\[([^\]]*)\](?::\d+)?$/.exec(bare);
+  const host = bracketed ? bracketed[1] : /^[^:]*:\d+$/.test(bare) ? bare.slice(0, bare.lastIndexOf(':')) : bare;
+  return clientOf(host);
 }
 
 export function accountService(deps: { usage: UsageStore; accounts: AccountStore }): ServiceBinding {
@@ -29,7 +37,7 @@ export function accountService(deps: { usage: UsageStore; accounts: AccountStore
         const email = req.email.trim().toLowerCase();
         if (!email) throw invalidArgument('email', 'is required');
         if (email.length > 254 || !EMAIL.test(email)) throw invalidArgument('email', `${quote(req.email)} is not a valid email address`);
-        const address = clientAddress(ctx.peer);
+        const address = signUpClient(ctx.peer);
         const now = ctx.clock.now();
         const result = await deps.accounts.signUp(email, address, now - HOUR, SIGNUPS_PER_ADDRESS_PER_HOUR, ctx.signal);
         if ('limited' in result) {

@@ -11,17 +11,23 @@
  * client that stops sending mid-request gives its share back. The wait counts only while the
  * server is reading (an endpoint busy with the messages before is no stalled client).
  *
- * Once the pipeline knows whose a request is (after authentication: `Arrival.claim`), its bytes
- * count against its account's share too (`accountShare`: over it, 429 `quota_exceeded` with
- * `Retry-After: 1`, the account's own doing, as its third bulk stream at once), and a free-tier
- * account's against the free tier's (`freeTierShare`: over it, the same 503). Found by review (on feeae21): two
- * free accounts, each holding two bulk streams at their 64 MiB limit and sending a byte every
- * 29 s, held the whole budget, and every other upload was refused for as long as they kept on (a
- * bulk stream holds its rows until it commits, all or nothing, so the bytes are real memory).
- * Now one account cannot hold more than its share, and free accounts (anyone may sign up) not
- * more than theirs: a paying account's upload always finds room the free tier cannot take.
- * (Bytes before authentication, a gRPC stream's first flow-control window at most, count
- * against the budget alone.)
+ * The budget is shared (found by review, on feeae21: two free accounts, each holding two bulk
+ * streams at their 64 MiB limit and sending a byte every 29 s, held all of it, and every other
+ * upload was refused for as long as they kept on; a bulk stream holds its rows until it commits,
+ * all or nothing, so the bytes are real memory). A request's bytes count against the share of
+ * whoever sends it, besides the budget:
+ * - until the pipeline knows whose it is (after authentication, `Arrival.claim`), and for good on
+ *   public methods, against the share of requests not claimed (`unclaimedShare`: anyone may send
+ *   those, no key needed);
+ * - once claimed, against its account's share (`accountShare`, or `freeAccountShare` on the free
+ *   tier, which anyone may join), and a free account's also against the free tier's
+ *   (`freeTierShare`).
+ * Over an account's own share: 429 `quota_exceeded` with `Retry-After: 1` (its own doing, as its
+ * third bulk stream at once); over the others: the 503. By default (config.ts) half the budget for
+ * a paying account, a quarter for a free one, half for the free tier, a quarter unclaimed (each
+ * at least one stream): anonymous callers and the free tier together leave a paying account at
+ * least a quarter of the budget, one free account leaves other free accounts at least a quarter.
+ * Paying accounts are not kept from each other beyond their half each.
  */
 import type { Tier } from '../accounts/tiers';
 import { ServiceError } from '../rpc/errors';
@@ -29,10 +35,14 @@ import { ServiceError } from '../rpc/errors';
 export interface IntakeLimits {
   /** Most bytes of requests still arriving, process-wide (`Config.maxPendingRequestBytes`). */
   readonly maxPendingBytes: number;
-  /** Most of them one account's requests may hold (`Config.accountPendingRequestBytes`). */
+  /** Most of them the requests of one paying account may hold (`Config.pendingRequestShares.account`). */
   readonly accountShare: number;
-  /** Most of them all free-tier accounts' requests together may hold (`Config.freeTierPendingRequestBytes`). */
+  /** Most of them the requests of one free-tier account may hold (`Config.pendingRequestShares.freeAccount`). */
+  readonly freeAccountShare: number;
+  /** Most of them all free-tier accounts' requests together may hold (`Config.pendingRequestShares.freeTier`). */
   readonly freeTierShare: number;
+  /** Most of them requests not (yet) claimed by an account may hold (`Config.pendingRequestShares.unclaimed`). */
+  readonly unclaimedShare: number;
   /** Longest a read waits for a request's next bytes, in ms (`Config.requestIdleTimeoutMs`). */
   readonly idleTimeoutMs: number;
 }
@@ -48,6 +58,7 @@ export class RequestIntake {
   private held = 0;
   private readonly byAccount = new Map<string, number>();
   private freeHeld = 0;
+  private unclaimedHeld = 0;
 
   constructor(readonly limits: IntakeLimits) {}
 
@@ -67,19 +78,28 @@ export class RequestIntake {
   }
 
   /**
-   * Count `n` more bytes of `owner`'s requests (or of requests not yet claimed; negative: let
-   * them go); the refusal when the total, the owner's share or its tier's is over its limit.
+   * Count `n` more bytes of `owner`'s requests (none: of requests not claimed; negative: let them
+   * go); the refusal when the total or a share they count against is over its limit.
    */
   hold(n: number, owner?: Claimant): ServiceError | undefined {
+    const limits = this.limits;
     this.held += n;
-    if (!owner) return this.held > this.limits.maxPendingBytes ? overBudget('', this.limits.maxPendingBytes) : undefined;
+    if (!owner) {
+      this.unclaimedHeld += n;
+      if (n <= 0) return undefined;
+      if (this.held > limits.maxPendingBytes) return overBudget('', limits.maxPendingBytes);
+      return this.unclaimedHeld > limits.unclaimedShare ? overBudget(' from callers not yet authenticated', limits.unclaimedShare) : undefined;
+    }
+    const free = owner.tier === 'free';
     const mine = (this.byAccount.get(owner.accountId) ?? 0) + n;
     if (mine === 0) this.byAccount.delete(owner.accountId);
     else this.byAccount.set(owner.accountId, mine);
-    if (owner.tier === 'free') this.freeHeld += n;
-    if (this.held > this.limits.maxPendingBytes) return overBudget('', this.limits.maxPendingBytes);
-    if (mine > this.limits.accountShare) return overShare(this.limits.accountShare);
-    if (owner.tier === 'free' && this.freeHeld > this.limits.freeTierShare) return overBudget(' from free-tier accounts', this.limits.freeTierShare);
+    if (free) this.freeHeld += n;
+    if (n <= 0) return undefined;
+    if (this.held > limits.maxPendingBytes) return overBudget('', limits.maxPendingBytes);
+    const share = free ? limits.freeAccountShare : limits.accountShare;
+    if (mine > share) return overShare(share);
+    if (free && this.freeHeld > limits.freeTierShare) return overBudget(' from free-tier accounts', limits.freeTierShare);
     return undefined;
   }
 }

@@ -47,6 +47,26 @@ describe('a hierarchy whose series cover more grid steps than a depth query read
       }
     });
   }
+
+  test("a reproduce of a depth query answered within the limit, its hierarchy grown past it since, is told what changed, not refused for the query's size", async () => {
+    assert.equal((await rest(t, key, { method: 'POST', path: '/v1/entities', body: { entity: 'store:g', frequency: 'P1D', axes: [{ name: 'demand' }] } })).code, 'ok');
+    assert.equal((await rest(t, key, { method: 'POST', path: '/v1/relations', body: { parent: 'store:g', child: 'sku:x' } })).code, 'ok');
+    const o = await rest(t, key, { method: 'POST', path: '/v1/oracle/query', body: { entity: 'store:g', depth: 1 } });
+    assert.equal(o.code, 'ok', o.message);
+    assert.equal((await rest(t, key, { method: 'POST', path: '/v1/relations', body: { parent: 'store:g', child: 'sku:y' } })).code, 'ok');
+    assert.equal((await oracleQuery(t, key, 'rest', { entity: 'store:g', depth: 1 })).code, 'invalid_argument', 'a new query is refused');
+    const forensics = t.client(ForensicsServiceClient);
+    for (const protocol of ['rest', 'grpc'] as const) {
+      const r = protocol === 'rest' ? await rest(t, key, { method: 'POST', path: '/v1/forensics/reproduce', body: { query_id: o.data.query_id } }) : await grpcCall(forensics, forensics.reproduce, key, { queryId: o.data.query_id });
+      assert.equal(r.code, 'failed_precondition', r.message);
+      assert.equal(r.message, 'the hierarchy under store:g is no longer the one the query read: sku:y axis demand (00c27921c017) is part of it now (contains relations changed)');
+    }
+    // and once it is the one the query read again, it reproduces
+    assert.equal((await rest(t, key, { method: 'DELETE', path: '/v1/relations/contains/store:g/sku:y' })).code, 'ok');
+    const again = await rest(t, key, { method: 'POST', path: '/v1/forensics/reproduce', body: { query_id: o.data.query_id } });
+    assert.equal(again.code, 'ok', again.message);
+    assert.equal(again.data.reproduced, true);
+  });
 });
 
 describe('a depth query over series longer than the engine fits', () => {

@@ -218,28 +218,41 @@ describe("shares of the budget: one account's, the free tier's", () => {
     await t.close();
   });
 
-  test("a free account holding half the budget is refused more (RESOURCE_EXHAUSTED), another free account too (UNAVAILABLE); a paying account's call is read meanwhile", async () => {
-    // a 4 MiB budget (16 KiB bodies make 1 MiB streams): 2 MiB for one account, 2 MiB for the free tier
-    t = await startTestService({ env: { MAX_BODY_BYTES: String(16 * KiB), MAX_PENDING_REQUEST_BYTES: String(4 * MiB) } });
-    const [a, b, c] = [await t.account('free'), await t.account('free'), await t.account('enterprise')];
-    const held = (key: string, send: number) => {
+  test("one free account's requests hold at most a quarter of the budget (RESOURCE_EXHAUSTED), all free accounts' half, requests without a key a quarter (UNAVAILABLE); a paying account's call is read meanwhile", async () => {
+    // an 8 MiB budget (16 KiB bodies make 1 MiB streams): 2 MiB for one free account, 4 MiB for
+    // the free tier, 2 MiB for calls not claimed by an account
+    t = await startTestService({ env: { MAX_BODY_BYTES: String(16 * KiB), MAX_PENDING_REQUEST_BYTES: String(8 * MiB) } });
+    const [a, b, paying] = [await t.account('free'), await t.account('free'), await t.account('enterprise')];
+    const held = (path: string, metadata: Record<string, string>, send: number) => {
       const s = connect(t.grpcAddress);
       sessions.push(s);
-      return hold(s, GET_ENTITY, { authorization: `Bearer ${key}` }, 4 * MiB, send);
+      return hold(s, path, metadata, 4 * MiB, send);
     };
-    const first = [held(a.key, MiB), held(a.key, MiB - 20 * KiB)];
+    const as = (key: string) => ({ authorization: `Bearer ${key}` });
+    const first = [held(GET_ENTITY, as(a.key), MiB), held(GET_ENTITY, as(a.key), MiB - 20 * KiB)];
     await until(() => t.service.intake.pendingBytesOf(a.accountId) >= 2 * MiB - 20 * KiB, "the free account's calls to be read");
-    const mine = await held(a.key, 40 * KiB).reply();
+    const mine = await held(GET_ENTITY, as(a.key), 40 * KiB).reply();
     assert.equal(mine.status, grpc.status.RESOURCE_EXHAUSTED, mine.message);
     assert.equal(mine.reason, 'quota_exceeded');
     assert.equal(mine.message, `your account's requests still arriving hold as many bytes as one account's may at once (${2 * MiB} bytes): retry when one of them has arrived`);
     assert.equal(mine.metadata['retry-after'], '1');
-    const theirs = await held(b.key, 40 * KiB).reply();
+    // a public method, no key: its bytes are never claimed, and count against the unclaimed share
+    const anonymous = [held('/forecast.v1.AccountService/GetVersion', {}, MiB), held('/forecast.v1.AccountService/GetVersion', {}, MiB - 40 * KiB)];
+    await until(() => t.service.intake.pendingBytes >= 4 * MiB - 60 * KiB, 'the anonymous calls to be read');
+    const stranger = await held('/forecast.v1.AccountService/GetVersion', {}, 60 * KiB).reply();
+    assert.equal(stranger.status, grpc.status.UNAVAILABLE, stranger.message);
+    assert.equal(stranger.message, `the server is receiving as many request bytes from callers not yet authenticated as it holds at once (${2 * MiB} bytes): retry in a moment`);
+    // another free account, then the free tier's share
+    const second = [held(GET_ENTITY, as(b.key), MiB), held(GET_ENTITY, as(b.key), MiB - 20 * KiB)];
+    await until(() => t.service.intake.pendingBytesOf(b.accountId) >= 2 * MiB - 20 * KiB, "the second free account's calls to be read");
+    const c = await t.account('free');
+    const theirs = await held(GET_ENTITY, as(c.key), 60 * KiB).reply();
     assert.equal(theirs.status, grpc.status.UNAVAILABLE, theirs.message);
-    assert.equal(theirs.message, `the server is receiving as many request bytes from free-tier accounts as it holds at once (${2 * MiB} bytes): retry in a moment`);
-    const paying = held(c.key, MiB);
-    await until(() => t.service.intake.pendingBytesOf(c.accountId) >= MiB, "the paying account's call to be read");
-    assert.ok(paying.open && first.every((call) => call.open), 'the held calls go on');
+    assert.equal(theirs.message, `the server is receiving as many request bytes from free-tier accounts as it holds at once (${4 * MiB} bytes): retry in a moment`);
+    // a paying account's call is still read
+    const call = held(GET_ENTITY, as(paying.key), MiB);
+    await until(() => t.service.intake.pendingBytesOf(paying.accountId) >= MiB, "the paying account's call to be read");
+    assert.ok(call.open && [...first, ...second, ...anonymous].every((x) => x.open), 'the held calls go on');
   });
 });
 
@@ -297,7 +310,7 @@ describe('connections shared between clients at the limit', () => {
   });
   afterAll(() => t.close());
 
-  test('a client holding every connection, one with a health watch that never ends, gives its oldest up to another client; not to itself', async () => {
+  test('a client holding every connection, one with a health watch that never ends, gives its oldest idle one up to another client; not to itself', async () => {
     const request = frame(Buffer.from(GetEntityRequest.encode({ entity: 'store:none' }).finish()));
     const served = async (c: RawGrpc) => (await c.call(GET_ENTITY, request, { authorization: `Bearer ${key}` }, 3000)).reason === 'not_found';
     const hog = [new RawGrpc(t.grpcAddress, '127.0.0.1'), new RawGrpc(t.grpcAddress, '127.0.0.1'), new RawGrpc(t.grpcAddress, '127.0.0.1')];
@@ -310,18 +323,27 @@ describe('connections shared between clients at the limit', () => {
       const more = new RawGrpc(t.grpcAddress, '127.0.0.1');
       others.push(more);
       assert.ok(!(await served(more)));
-      // another client is served, and the hog's oldest connection closed for it
+      // another client is served, and the hog's oldest connection without a call in flight closed
+      // for it (the one with the watch has one)
       const other = new RawGrpc(t.grpcAddress, '127.0.0.2');
       others.push(other);
       assert.ok(await served(other), 'another client is served at the limit');
-      await until(() => hog[0].closed, 'the oldest connection to be closed');
-      assert.ok(!hog[1].closed && !hog[2].closed);
+      await until(() => hog[1].closed, 'the oldest idle connection to be closed');
+      assert.ok(!hog[0].closed && !hog[2].closed);
       // two against one: nothing more to give
       const second = new RawGrpc(t.grpcAddress, '127.0.0.2');
       others.push(second);
       assert.ok(!(await served(second)));
-      assert.ok(await served(hog[1]));
+      assert.ok(await served(hog[2]));
       assert.ok(await served(other));
+      // with every connection of the hog busy, its oldest goes: the watch's
+      const third = new RawGrpc(t.grpcAddress, '127.0.0.3');
+      others.push(third);
+      void hog[2].call('/grpc.health.v1.Health/Watch', frame(Buffer.alloc(0)), {}, 60_000);
+      await new Promise((r) => setTimeout(r, 200));
+      assert.ok(await served(third), 'a third client is served');
+      await until(() => hog[0].closed, 'the oldest busy connection to be closed');
+      assert.ok(!hog[2].closed);
     } finally {
       for (const c of [...hog, ...others]) c.destroy();
     }

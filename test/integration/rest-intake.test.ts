@@ -222,6 +222,13 @@ describe('bodies held open', () => {
     r.reset();
     r.write(head('GET', '/v1/version', {}));
     assert.equal((await r.answer()).status, 200);
+    // a chunked rest whose framing breaks: the connection closes, with no second answer
+    const chunked = open();
+    chunked.write(head('POST', '/v1/entities', { authorization: 'Bearer fk_live_wrong', 'content-type': 'application/json', 'transfer-encoding': 'chunked' }) + '5\r\nhello\r\n');
+    assert.equal((await chunked.answer()).status, 401);
+    chunked.write('zz\r\nnot a chunk\r\n');
+    await chunked.closedWithin();
+    assert.equal(chunked.received.match(/HTTP\/1\.1 /g)?.length, 1, chunked.received);
     // declared larger than a stream may be (1 MiB here): closed after the answer, as before
     const big = open();
     big.write(head('POST', '/v1/observations:bulkIngest', { authorization: 'Bearer fk_live_wrong', 'content-type': 'application/x-ndjson', 'content-length': 2 * MiB }) + 'x'.repeat(1000));
@@ -287,11 +294,11 @@ describe("shares of the budget: one account's, the free tier's", () => {
     await t.close();
   });
 
-  test("a free account holding half the budget is refused more (429), another free account too (503); a paying account's upload is served meanwhile", async () => {
-    // 16 KiB bodies: 1 MiB streams; a 4 MiB budget: 2 MiB for one account, 2 MiB for the free tier
-    t = await startTestService({ env: { MAX_BODY_BYTES: String(16 * KiB), MAX_PENDING_REQUEST_BYTES: String(4 * MiB) } });
-    const [a, b, c] = [await t.account('free'), await t.account('free'), await t.account('enterprise')];
-    for (const who of [a, b, c]) {
+  test("one free account's requests hold at most a quarter of the budget (429), all free accounts' half (503); a paying account's upload is served meanwhile", async () => {
+    // 16 KiB bodies: 1 MiB streams; an 8 MiB budget: 2 MiB for one free account, 4 MiB for the free tier
+    t = await startTestService({ env: { MAX_BODY_BYTES: String(16 * KiB), MAX_PENDING_REQUEST_BYTES: String(8 * MiB) } });
+    const [a, b, c, paying] = [await t.account('free'), await t.account('free'), await t.account('free'), await t.account('pro')];
+    for (const who of [a, b, c, paying]) {
       const made = await rest(t, who.key, { method: 'POST', path: '/v1/entities', body: { entity: 'store:shared', frequency: 'P1D', axes: [{ name: 'demand' }] } });
       assert.equal(made.code, 'ok', made.message);
     }
@@ -301,28 +308,32 @@ describe("shares of the budget: one account's, the free tier's", () => {
       r.write(head('POST', path, { authorization: `Bearer ${key}`, 'content-type': type, 'content-length': length }) + sent);
       return r;
     };
-    // two bulk streams (as many as one account may have at once), each sent but for its last bytes
+    // two bulk streams each (as many as one account may have at once), each sent but for its last bytes
     const body = lines('store:shared', Math.floor((MiB - 2000) / lines('store:shared', 1).length));
-    const streams = [0, 1].map(() => open(a.key, '/v1/observations:bulkIngest', 'application/x-ndjson', body.length + 1000, body));
-    await until(() => t.service.intake.pendingBytesOf(a.accountId) >= 2 * body.length, "the free account's streams to be read");
-    assert.ok(2 * body.length + 15_000 > 2 * MiB, `${2 * body.length} bytes held`);
-    // the same account's query body: over its share
+    const hold = async (who: { key: string; accountId: string }) => {
+      const streams = [0, 1].map(() => open(who.key, '/v1/observations:bulkIngest', 'application/x-ndjson', body.length + 1000, body));
+      await until(() => t.service.intake.pendingBytesOf(who.accountId) >= 2 * body.length, "a free account's streams to be read");
+      return streams;
+    };
+    const held = [...(await hold(a)), ...(await hold(b))];
+    assert.ok(2 * body.length + 15_000 > 2 * MiB, `${2 * body.length} bytes held by each`);
     const query = (key: string) => open(key, '/v1/oracle/query', 'application/json', 16_000, `{"entity":"${'a'.repeat(15_000)}`);
+    // the same free account's query body: over its own share
     const mine = await query(a.key).answer();
     assert.equal(mine.status, 429, JSON.stringify(mine.body));
     assert.equal(mine.body.code, 'quota_exceeded');
     assert.equal(mine.body.message, `your account's requests still arriving hold as many bytes as one account's may at once (${2 * MiB} bytes): retry when one of them has arrived`);
     assert.equal(mine.headers['retry-after'], '1');
-    // another free account's: over the free tier's share
-    const theirs = await query(b.key).answer();
+    // a third free account's stream: over the free tier's share
+    const theirs = await open(c.key, '/v1/observations:bulkIngest', 'application/x-ndjson', body.length + 1000, body).answer();
     assert.equal(theirs.status, 503, JSON.stringify(theirs.body));
     assert.equal(theirs.body.code, 'unavailable');
-    assert.equal(theirs.body.message, `the server is receiving as many request bytes from free-tier accounts as it holds at once (${2 * MiB} bytes): retry in a moment`);
+    assert.equal(theirs.body.message, `the server is receiving as many request bytes from free-tier accounts as it holds at once (${4 * MiB} bytes): retry in a moment`);
     assert.equal(theirs.headers['retry-after'], '1');
     // a paying account's stream of a whole stream's size is read, and commits once sent whole
-    const ok = await rest(t, c.key, { method: 'POST', path: '/v1/observations:bulkIngest', rawBody: body, headers: { 'content-type': 'application/x-ndjson' } });
+    const ok = await rest(t, paying.key, { method: 'POST', path: '/v1/observations:bulkIngest', rawBody: body, headers: { 'content-type': 'application/x-ndjson' } });
     assert.equal(ok.code, 'ok', ok.message);
-    assert.ok(!streams[0].closed && !streams[1].closed, "the free account's streams go on");
+    assert.ok(held.every((r) => !r.closed), "the free accounts' streams go on");
   });
 });
 
@@ -360,6 +371,37 @@ describe('connections shared between clients at the limit', () => {
       assert.ok(!hog[1].closed && !hog[2].closed && !other.closed);
     } finally {
       for (const r of [...hog, ...others]) r.destroy();
+    }
+  });
+
+  test("the connection closed for a newcomer is the biggest holder's oldest without a request in flight: its upload under way goes on", async () => {
+    // (a service of its own: the connections of the test before may not all be gone yet)
+    const t = await startTestService({ env: { MAX_CONNECTIONS: '3' } });
+    const version = head('GET', '/v1/version', {});
+    // the oldest connection is sending a sign-up body slowly; the two after it are idle keep-alives
+    const form = JSON.stringify({ email: 'slow@example.com' });
+    const busy = new Raw(t.service.httpPort, '127.0.0.1');
+    busy.write(head('POST', '/v1/signup', { 'content-type': 'application/json', 'content-length': form.length }) + form.slice(0, 5));
+    const idle = [new Raw(t.service.httpPort, '127.0.0.1'), new Raw(t.service.httpPort, '127.0.0.1')];
+    const others: Raw[] = [];
+    try {
+      for (const r of idle) {
+        r.write(version);
+        assert.equal((await r.answer()).status, 200);
+      }
+      const other = new Raw(t.service.httpPort, '127.0.0.2');
+      others.push(other);
+      other.write(version);
+      assert.equal((await other.answer()).status, 200);
+      await idle[0].closedWithin();
+      assert.ok(!busy.closed && !idle[1].closed, 'the upload and the newer idle connection stay');
+      busy.write(form.slice(5));
+      const answer = await busy.answer();
+      assert.equal(answer.status, 200, JSON.stringify(answer.body));
+      assert.match(answer.body.api_key, /^fk_live_/);
+    } finally {
+      for (const r of [busy, ...idle, ...others]) r.destroy();
+      await t.close();
     }
   });
 });

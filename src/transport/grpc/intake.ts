@@ -19,6 +19,8 @@ export interface IntakeOptions {
   refusal(error: ServiceError): grpc.StatusObject;
   /** Told once if the installed grpc-js does not show the HTTP/2 stream (bytes are then not counted). */
   onUncounted(): void;
+  /** A call began on the connection of `stream`; the returned function is called once it has ended. */
+  callStarted?(stream: http2.ServerHttp2Stream): () => void;
 }
 
 /**
@@ -46,6 +48,7 @@ export function intakeInterceptor(options: IntakeOptions, arrivals: WeakMap<grpc
     const stream = http2StreamOf(call);
     let ended = false;
     if (stream) {
+      if (options.callStarted) stream.once('close', options.callStarted(stream));
       stream.on('data', (chunk: Buffer) => arrival.add(chunk.length));
       const end = new Promise<void>((resolve) =>
         stream.once('end', () => {

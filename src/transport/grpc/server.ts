@@ -36,6 +36,8 @@ export interface GrpcServerOptions {
   readonly descriptorBytes: Buffer;
   /** The process's budget of request bytes still arriving, shared with the REST gateway. */
   readonly intake: RequestIntake;
+  /** Most open connections (`Config.maxConnections`), shared between clients (connection-cap.ts). */
+  readonly maxConnections: number;
   readonly log: Logger;
   readonly clock: Clock;
 }
@@ -69,8 +71,10 @@ const MAX_CONCURRENT_STREAMS = 100;
 const CONNECTION_IDLE_MS = 60_000;
 
 /** A gRPC server for every method in the pipeline's table, not yet bound to a port. */
-export function createGrpcServer(pipeline: Pipeline, options: GrpcServerOptions): { server: grpc.Server; health: HealthImplementation } {
+export function createGrpcServer(pipeline: Pipeline, options: GrpcServerOptions): { server: grpc.Server; health: HealthImplementation; connections: ConnectionCap } {
   const arrivals = new WeakMap<grpc.Metadata, Arrival>();
+  // Bound to the port by `bindGrpc`; told here of the calls on each connection.
+  const connections = new ConnectionCap(options.maxConnections, 'gRPC', options.log);
   const server = new grpc.Server({
     'grpc.max_receive_message_length': options.maxMessageBytes * RECEIVE_CEILING_FACTOR,
     'grpc.max_send_message_length': options.maxMessageBytes,
@@ -85,6 +89,11 @@ export function createGrpcServer(pipeline: Pipeline, options: GrpcServerOptions)
           isPipelineMethod: (path) => pipeline.methods.has(path),
           refusal: (error) => toGrpcError(error, toMetadata({ 'request-id': newId('req', options.clock), 'api-version': API_VERSION })) as grpc.StatusObject,
           onUncounted: () => options.log.error('gRPC request bytes are not counted against MAX_PENDING_REQUEST_BYTES: the installed grpc-js keeps its HTTP/2 stream elsewhere than 1.14 did'),
+          callStarted: (stream) => {
+            // (The session shows its socket through a proxy: the connection is found by its peer.)
+            const socket = stream.session?.socket;
+            return connections.callStartedAt(socket?.remoteAddress, socket?.remotePort);
+          },
         },
         arrivals,
       ),
@@ -119,7 +128,7 @@ export function createGrpcServer(pipeline: Pipeline, options: GrpcServerOptions)
   health.addToServer(server);
   const reflection = new ReflectionService(loadFileDescriptorSetFromBuffer(options.descriptorBytes));
   reflection.addToServer(server);
-  return { server, health };
+  return { server, health, connections };
 }
 
 interface HandlerLimits extends GrpcServerOptions {
@@ -306,13 +315,12 @@ export interface GrpcListener {
 }
 
 /**
- * Listen on host:port (0 = any free port) with at most `maxConnections` open connections, shared
- * between clients (connection-cap.ts), handing each to the server. The listener is ours, not
+ * Listen on host:port (0 = any free port) with open connections capped by `cap` (the server's
+ * `connections`: connection-cap.ts), handing each to the server. The listener is ours, not
  * grpc-js's (`bindAsync`), only to cap its connections.
  */
-export function bindGrpc(server: grpc.Server, host: string, port: number, maxConnections: number, log: Logger): Promise<GrpcListener> {
+export function bindGrpc(server: grpc.Server, host: string, port: number, cap: ConnectionCap): Promise<GrpcListener> {
   const injector = server.createConnectionInjector(grpc.ServerCredentials.createInsecure());
-  const cap = new ConnectionCap(maxConnections, 'gRPC', log);
   const tcp = createTcpServer({ noDelay: true }, (socket: Socket) => {
     cap.admit(socket);
     if (!socket.destroyed) injector.injectConnection(socket);

@@ -5,7 +5,7 @@
  * QA (on a1f0179): 1,500 connections, each holding all of a 1 MiB body but its last bytes, took
  * the process to 1.8 GB; nothing limited their number or let them go before Node's 300 s.
  */
-import { createServer, type RequestListener, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Clock } from '../../clock';
 import type { Logger } from '../../log';
@@ -51,6 +51,8 @@ export function createHttpServer(app: RequestListener, options: HttpServerOption
   // The cap makes a connection something one client could hold, so none is kept for nothing.
   const cap = new ConnectionCap(options.maxConnections, 'REST', options.log);
   server.on('connection', (socket: Socket) => cap.admit(socket));
+  // (A connection with a request in flight is the last a newcomer's takes the place of.)
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => res.once('close', cap.callStarted(req.socket)));
   // Node's headersTimeout starts with a request's first byte: a connection that never sends one
   // would stay open for good. It gets as long to start (an idle timeout on its socket, lifted
   // when its request comes: a call may compute for longer without a byte either way, and Node

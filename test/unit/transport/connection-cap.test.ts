@@ -7,11 +7,15 @@ import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
 import type { Socket } from 'node:net';
 import { createLogger } from '../../../src/log';
-import { clientOf, ConnectionCap } from '../../../src/transport/connection-cap';
+import { signUpClient } from '../../../src/accounts/account-service';
+import { clientOf } from '../../../src/client-address';
+import { ConnectionCap } from '../../../src/transport/connection-cap';
 
 /** Enough of a socket: an address, `destroy` (closing it), `once('close')`. */
+let ports = 40000;
 class FakeSocket extends EventEmitter {
   destroyed = false;
+  readonly remotePort = ports++;
   constructor(readonly remoteAddress: string) {
     super();
   }
@@ -78,4 +82,58 @@ test('a client is an IPv4 address, or an IPv6 /64: a host given a /64 cannot pas
   admit(cap, '2001:db8:1:2::b');
   assert.ok(admit(cap, '2001:db8:1:2::c').destroyed, 'another address of the same /64 is the same client');
   assert.ok(!admit(cap, '2001:db8:1:3::c').destroyed);
+});
+
+test('the connection closed for a newcomer is the oldest without a call in flight, else the oldest; calls are told by socket or by peer', () => {
+  const cap = new ConnectionCap(3, 'REST', log);
+  const [a, b, c] = [admit(cap, '10.0.0.1'), admit(cap, '10.0.0.1'), admit(cap, '10.0.0.1')];
+  const endA = cap.callStarted(a as unknown as Socket);
+  const endB = cap.callStartedAt(b.remoteAddress, b.remotePort);
+  assert.ok(!admit(cap, '10.0.0.2').destroyed);
+  assert.deepEqual([a, b, c].map((s) => s.destroyed), [false, false, true], 'the idle one went');
+  endB();
+  endB();
+  assert.ok(!admit(cap, '10.0.0.3').destroyed);
+  assert.deepEqual([a, b].map((s) => s.destroyed), [false, true], 'the one whose call ended went');
+  // 1, 1, 1: nobody holds more; a fourth client is refused
+  assert.ok(admit(cap, '10.0.0.4').destroyed);
+  endA();
+  assert.equal(cap.size, 3);
+  // calls on an unknown connection change nothing
+  cap.callStartedAt('10.9.9.9', 1)();
+});
+
+test('who holds most follows every connection opened and closed', () => {
+  const cap = new ConnectionCap(6, 'gRPC', log);
+  const x = [admit(cap, '10.0.0.1'), admit(cap, '10.0.0.1'), admit(cap, '10.0.0.1')];
+  const y = [admit(cap, '10.0.0.2'), admit(cap, '10.0.0.2'), admit(cap, '10.0.0.2')];
+  // a tie: the one that got there first gives way
+  assert.ok(!admit(cap, '10.0.0.3').destroyed);
+  assert.deepEqual([...x, ...y].map((s) => s.destroyed), [true, false, false, false, false, false]);
+  // now y holds most
+  assert.ok(!admit(cap, '10.0.0.4').destroyed);
+  assert.deepEqual(y.map((s) => s.destroyed), [true, false, false]);
+  // both hold 2, the newcomers 1: closing y's empties nothing to give but x's
+  y[1].destroy();
+  y[2].destroy();
+  x[1].destroy();
+  assert.equal(cap.size, 3);
+  for (let i = 0; i < 3; i++) assert.ok(!admit(cap, '10.0.0.5').destroyed);
+  assert.equal(cap.size, 6);
+  // 10.0.0.5 holds 3, the others 1 each: a sixth client takes one of 10.0.0.5's
+  assert.ok(!admit(cap, '10.0.0.6').destroyed);
+  assert.equal(cap.size, 6);
+});
+
+test('a sign-up is counted against the same client, whatever form the transport gives its peer in', () => {
+  for (const [peer, client] of [
+    ['203.0.113.7', '203.0.113.7'],
+    ['::ffff:203.0.113.7', '203.0.113.7'],
+    ['ipv4:203.0.113.7:5678', '203.0.113.7'],
+    ['203.0.113.7:5678', '203.0.113.7'],
+    ['2001:db8:1:2::1', '2001:db8:1:2::/64'],
+    ['2001:db8:1:2:ffff::9', '2001:db8:1:2::/64'],
+    ['ipv6:[2001:db8:1:2::1]:5678', '2001:db8:1:2::/64'],
+    ['[2001:db8:1:2::1]:5678', '2001:db8:1:2::/64'],
+  ]) assert.equal(signUpClient(peer), client, peer);
 });

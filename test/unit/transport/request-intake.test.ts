@@ -12,7 +12,7 @@ const never = () => new Promise<never>(() => undefined);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 test('bytes count until their request has arrived or ended, once: closing twice gives nothing back twice', () => {
-  const intake = new RequestIntake({ maxPendingBytes: 100, accountShare: 100, freeTierShare: 100, idleTimeoutMs: 1000 });
+  const intake = new RequestIntake({ maxPendingBytes: 100, accountShare: 100, freeAccountShare: 100, freeTierShare: 100, unclaimedShare: 100, idleTimeoutMs: 1000 });
   const a = intake.open('request body');
   const b = intake.open('request body');
   a.add(30);
@@ -27,7 +27,7 @@ test('bytes count until their request has arrived or ended, once: closing twice 
 });
 
 test('the request whose bytes take the total over the budget is refused (503, Retry-After: 1) and its bytes let go; the others go on', async () => {
-  const intake = new RequestIntake({ maxPendingBytes: 100, accountShare: 100, freeTierShare: 100, idleTimeoutMs: 1000 });
+  const intake = new RequestIntake({ maxPendingBytes: 100, accountShare: 100, freeAccountShare: 100, freeTierShare: 100, unclaimedShare: 100, idleTimeoutMs: 1000 });
   const held = intake.open('request body');
   const late = intake.open('request');
   held.add(80);
@@ -50,7 +50,7 @@ test('the request whose bytes take the total over the budget is refused (503, Re
 });
 
 test('a read that waits the idle limit without a byte fails (504 naming the request); each byte gives it the limit again', async () => {
-  const intake = new RequestIntake({ maxPendingBytes: 100, accountShare: 100, freeTierShare: 100, idleTimeoutMs: 1000 });
+  const intake = new RequestIntake({ maxPendingBytes: 100, accountShare: 100, freeAccountShare: 100, freeTierShare: 100, unclaimedShare: 100, idleTimeoutMs: 1000 });
   const a = intake.open('request body');
   a.add(10);
   const waiting = a.wait(never());
@@ -70,7 +70,7 @@ test('a read that waits the idle limit without a byte fails (504 naming the requ
 });
 
 test('no idle limit outside a read, nor once the request has arrived', async () => {
-  const intake = new RequestIntake({ maxPendingBytes: 100, accountShare: 100, freeTierShare: 100, idleTimeoutMs: 50 });
+  const intake = new RequestIntake({ maxPendingBytes: 100, accountShare: 100, freeAccountShare: 100, freeTierShare: 100, unclaimedShare: 100, idleTimeoutMs: 50 });
   const a = intake.open('request');
   a.add(10);
   assert.equal(await a.wait(Promise.resolve('first')), 'first');
@@ -82,63 +82,81 @@ test('no idle limit outside a read, nor once the request has arrived', async () 
   assert.equal(a.failed, undefined);
 });
 
-test("once claimed, a request's bytes count against its account's share and a free account's against the free tier's; each refusal says whose", () => {
-  const intake = new RequestIntake({ maxPendingBytes: 100, accountShare: 50, freeTierShare: 60, idleTimeoutMs: 1000 });
+test("bytes count against the share of whoever sends them: unclaimed ones, one account's (429), the free tier's; each refusal says whose", () => {
+  const intake = new RequestIntake({ maxPendingBytes: 100, accountShare: 50, freeAccountShare: 30, freeTierShare: 50, unclaimedShare: 25, idleTimeoutMs: 1000 });
   // (read through a function: an assertion that it is undefined would narrow the property for good)
   const why = (x: Arrival) => x.failed;
-  const free1 = { accountId: 'acct_f1', tier: 'free' as const };
-  const free2 = { accountId: 'acct_f2', tier: 'free' as const };
-  const pro = { accountId: 'acct_p', tier: 'pro' as const };
-  // bytes before the claim move to the account with it
+  const free = (n: number) => ({ accountId: `acct_f${n}`, tier: 'free' as const });
+  // not claimed (before authentication, or a public method): a quarter here
+  const u = intake.open('request body');
+  u.add(26);
+  assert.equal(why(u)?.code, 'unavailable');
+  assert.equal(why(u)?.message, 'the server is receiving as many request bytes from callers not yet authenticated as it holds at once (25 bytes): retry in a moment');
+  // bytes before the claim move to the account with it, once
   const a = intake.open('request body');
-  a.add(30);
-  a.claim(free1);
-  assert.equal(intake.pendingBytesOf('acct_f1'), 30);
-  a.claim(free2);
+  a.add(20);
+  a.claim(free(1));
+  assert.equal(intake.pendingBytesOf('acct_f1'), 20);
+  a.claim(free(2));
   assert.equal(intake.pendingBytesOf('acct_f2'), 0, 'claimed once');
+  const more = intake.open('request body');
+  more.add(25);
+  assert.equal(why(more), undefined, 'the claimed bytes no longer count as unclaimed');
+  more.close();
+  // a free account's own share
   const b = intake.open('request body');
-  b.claim(free1);
-  b.add(20);
+  b.claim(free(1));
+  b.add(10);
   assert.equal(why(b), undefined, 'at the share is within it');
   b.add(1);
   assert.equal(why(b)?.code, 'quota_exceeded');
-  assert.equal(why(b)?.message, "your account's requests still arriving hold as many bytes as one account's may at once (50 bytes): retry when one of them has arrived");
+  assert.equal(why(b)?.message, "your account's requests still arriving hold as many bytes as one account's may at once (30 bytes): retry when one of them has arrived");
   assert.deepEqual(why(b)?.headers, { 'retry-after': '1' });
-  assert.equal(intake.pendingBytesOf('acct_f1'), 30, "the refused request's bytes let go, the other's still held");
-  // another free account: within its own share, but the free tier's is 60
+  assert.equal(intake.pendingBytesOf('acct_f1'), 20, "the refused request's bytes let go, the other's still held");
+  // the free tier's: another free account within its own share, a third over the tier's
   const c = intake.open('request body');
-  c.add(31);
-  c.claim(free2);
-  assert.equal(why(c)?.message, 'the server is receiving as many request bytes from free-tier accounts as it holds at once (60 bytes): retry in a moment');
-  // a paying account still finds room, up to its own share and the total
+  c.claim(free(2));
+  c.add(30);
+  assert.equal(why(c), undefined);
   const d = intake.open('request body');
-  d.claim(pro);
-  d.add(50);
-  assert.equal(why(d), undefined);
-  assert.equal(intake.pendingBytes, 80);
+  d.claim(free(3));
+  d.add(1);
+  assert.equal(why(d)?.message, 'the server is receiving as many request bytes from free-tier accounts as it holds at once (50 bytes): retry in a moment');
+  // a paying account still finds room, up to its own share and the total
   const e = intake.open('request body');
-  e.claim({ accountId: 'acct_q', tier: 'enterprise' });
-  e.add(21);
-  assert.equal(why(e)?.message, 'the server is receiving as many request bytes as it holds at once (100 bytes): retry in a moment');
-  for (const x of [a, b, c, d, e]) x.close();
-  assert.equal(intake.pendingBytes, 0);
-  assert.equal(intake.pendingBytesOf('acct_f1'), 0);
-  assert.equal(intake.pendingBytesOf('acct_p'), 0);
-  // and the free tier's tally is back to nothing: a free account may hold its share again
+  e.claim({ accountId: 'acct_p', tier: 'pro' });
+  e.add(50);
+  assert.equal(why(e), undefined);
+  assert.equal(intake.pendingBytes, 100);
   const f = intake.open('request body');
-  f.claim(free2);
-  f.add(50);
-  assert.equal(why(f), undefined);
+  f.claim({ accountId: 'acct_q', tier: 'enterprise' });
+  f.add(1);
+  assert.equal(why(f)?.message, 'the server is receiving as many request bytes as it holds at once (100 bytes): retry in a moment');
+  for (const x of [u, a, b, c, d, e, f]) x.close();
+  assert.equal(intake.pendingBytes, 0);
+  for (const id of ['acct_f1', 'acct_f2', 'acct_p']) assert.equal(intake.pendingBytesOf(id), 0);
+  // and every tally is back to nothing: the free tier and the unclaimed may hold their shares again
+  const g = intake.open('request body');
+  g.claim(free(4));
+  g.add(30);
+  const h = intake.open('request body');
+  h.claim(free(5));
+  h.add(20);
+  const i = intake.open('request body');
+  i.add(25);
+  assert.deepEqual([why(g), why(h), why(i)], [undefined, undefined, undefined]);
 });
 
-test('configuration: the budget is 256 MiB by default, or one stream if that is more, and never less than one stream; half of it for one account and for the free tier', () => {
+test('configuration: the budget is 256 MiB by default, or one stream if that is more, and never less than one stream; its shares', () => {
   const MiB = 1024 * 1024;
   const base = { DATABASE_URL: 'sqlite:/tmp/unused.db' };
   const config = loadConfig(base);
   assert.deepEqual([config.maxPendingRequestBytes, config.requestIdleTimeoutMs, config.maxConnections], [256 * MiB, 30_000, 4096]);
-  assert.deepEqual([config.accountPendingRequestBytes, config.freeTierPendingRequestBytes], [128 * MiB, 128 * MiB], 'half the budget each');
+  assert.deepEqual(config.pendingRequestShares, { account: 128 * MiB, freeAccount: 64 * MiB, freeTier: 128 * MiB, unclaimed: 64 * MiB });
+  const large = loadConfig({ ...base, MAX_PENDING_REQUEST_BYTES: String(1024 * MiB) });
+  assert.deepEqual(large.pendingRequestShares, { account: 512 * MiB, freeAccount: 256 * MiB, freeTier: 512 * MiB, unclaimed: 256 * MiB });
   const smallest = loadConfig({ ...base, MAX_PENDING_REQUEST_BYTES: String(64 * MiB) });
-  assert.deepEqual([smallest.accountPendingRequestBytes, smallest.freeTierPendingRequestBytes], [64 * MiB, 64 * MiB], 'never less than one stream');
+  assert.deepEqual(smallest.pendingRequestShares, { account: 64 * MiB, freeAccount: 64 * MiB, freeTier: 64 * MiB, unclaimed: 64 * MiB }, 'never less than one stream');
   assert.equal(loadConfig({ ...base, MAX_BODY_BYTES: String(8 * MiB) }).maxPendingRequestBytes, 512 * MiB, 'a 512 MiB stream fits');
   assert.equal(loadConfig({ ...base, MAX_BODY_BYTES: '16384', MAX_PENDING_REQUEST_BYTES: String(MiB) }).maxPendingRequestBytes, MiB);
   assert.throws(() => loadConfig({ ...base, MAX_PENDING_REQUEST_BYTES: String(MiB) }), /MAX_PENDING_REQUEST_BYTES must be an integer ≥ 67108864, got 1048576/);
