@@ -197,5 +197,9 @@ export async function axisHierarchy(
   }
   const members = new Set(nodes.map((n) => n.entity));
   const withBottom = nodes.map((n) => ({ ...n, bottom: !(hierarchy.children.get(n.entity) ?? []).some((c) => members.has(c) && hierarchy.level.get(c)! <= depth) }));
-  return { axis: axisName, kind: axis.kind, nodes: withBottom, inputs, warnings, sumEnds };
+  // In the hierarchy's order, not the reads' (they finish in any order): a manifest lists the same
+  // query's inputs alike every time (found by CI: two identical queries on PostgreSQL listed them
+  // in two orders).
+  const ordered = new Map(hierarchy.entities.filter((e) => inputs.has(e)).map((e) => [e, inputs.get(e)!]));
+  return { axis: axisName, kind: axis.kind, nodes: withBottom, inputs: ordered, warnings, sumEnds };
 }
