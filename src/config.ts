@@ -44,8 +44,8 @@ export interface Config {
    */
   readonly maxPendingRequestBytes: number;
   /**
-   * Shares of that budget (transport/request-intake.ts), derived from it, each at least one
-   * stream's limit: one paying account's requests half of it (over it 429 `quota_exceeded`,
+   * Shares of that budget (transport/request-intake.ts), derived from it, each with room for one
+   * stream at its limit (`share`): one paying account's requests half of it (over it 429 `quota_exceeded`,
    * `Retry-After: 1`), one free account's a quarter (the same), all free accounts' together half,
    * requests not claimed by an account (before authentication, public methods) a quarter (over
    * those, the 503): no account, nor the free tier, nor anonymous callers, can keep the others'
@@ -190,10 +190,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxStreamBytes: maxBody * STREAM_BODIES,
     maxPendingRequestBytes: pendingBytes,
     pendingRequestShares: {
-      account: Math.max(Math.floor(pendingBytes / 2), maxBody * STREAM_BODIES),
-      freeAccount: Math.max(Math.floor(pendingBytes / 4), maxBody * STREAM_BODIES),
-      freeTier: Math.max(Math.floor(pendingBytes / 2), maxBody * STREAM_BODIES),
-      unclaimed: Math.max(Math.floor(pendingBytes / 4), maxBody * STREAM_BODIES),
+      account: share(pendingBytes, 1 / 2, maxBody * STREAM_BODIES),
+      freeAccount: share(pendingBytes, 1 / 4, maxBody * STREAM_BODIES),
+      freeTier: share(pendingBytes, 1 / 2, maxBody * STREAM_BODIES),
+      unclaimed: share(pendingBytes, 1 / 4, maxBody * STREAM_BODIES),
     },
     requestIdleTimeoutMs: integer('REQUEST_IDLE_TIMEOUT_MS', 30_000, 1),
     maxConnections: integer('MAX_CONNECTIONS', 4096, 1),
@@ -211,6 +211,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookAllowCidrs: (env.WEBHOOK_ALLOW_CIDRS ?? '').split(',').map((c) => c.trim()).filter(Boolean),
     webhookTimeoutMs: positive('WEBHOOK_TIMEOUT_MS', 10_000),
   };
+}
+
+/**
+ * A share of the request budget: `fraction` of it, but room for one whole stream and a sixteenth
+ * more (a stream's limit counts its messages, the budget the bytes that carry them: gRPC's 5-byte
+ * frame headers, NDJSON's newlines), so that a stream at its limit is never refused for the share
+ * and one over it gets its 413 first (found by review: a free account's share was exactly one
+ * stream, and a gRPC stream at the limit got a 429 no retry could clear); never more than the
+ * budget.
+ */
+function share(budget: number, fraction: number, stream: number): number {
+  return Math.min(budget, Math.max(Math.floor(budget * fraction), stream + Math.ceil(stream / 16)));
 }
 
 function isOrigin(text: string): boolean {

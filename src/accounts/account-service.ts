@@ -17,16 +17,18 @@ const HOUR = 3600_000;
 const EMAIL = /^[a-zA-Z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)+$/;
 
 /**
- * The client a sign-up is counted against, from a peer as the transports give it (`1.2.3.4`,
- * `::ffff:1.2.3.4`, `2001:db8::1`; gRPC `ipv4:1.2.3.4:5678`, `[2001:db8::1]:5678`): its IPv4
- * address, or its IPv6 /64 as connections count it (found by review: one host could sign up from
- * every address of its /64, and a bare IPv6 address lost its last group as if it were a port).
+ * The client a sign-up is counted against, from a peer as the transports give it: over REST the
+ * address alone (`1.2.3.4`, `::ffff:1.2.3.4`, `2001:db8::1`), over gRPC the address and its port
+ * (grpc-js: `1.2.3.4:5678`, `::ffff:1.2.3.4:5678`, `2001:db8::1:5678` unbracketed; clients may
+ * write `ipv4:`/`ipv6:` and brackets). Its IPv4 address, or its IPv6 /64 as connections count it
+ * (found by review: one host could sign up from every address of its /64; then that a gRPC peer
+ * on a dual-stack listener kept its port, putting every IPv4 client in one bucket).
  */
-export function signUpClient(peer: string): string {
+export function signUpClient(peer: string, protocol: 'grpc' | 'rest'): string {
   const bare = peer.replace(/^ipv[46]:/, '');
   const bracketed = /^\[([^\]]*)\](?::\d+)?$/.exec(bare);
-  const host = bracketed ? bracketed[1] : /^[^:]*:\d+$/.test(bare) ? bare.slice(0, bare.lastIndexOf(':')) : bare;
-  return clientOf(host);
+  if (bracketed) return clientOf(bracketed[1]);
+  return clientOf(protocol === 'grpc' ? bare.replace(/:\d+$/, '') : bare);
 }
 
 export function accountService(deps: { usage: UsageStore; accounts: AccountStore }): ServiceBinding {
@@ -37,7 +39,7 @@ export function accountService(deps: { usage: UsageStore; accounts: AccountStore
         const email = req.email.trim().toLowerCase();
         if (!email) throw invalidArgument('email', 'is required');
         if (email.length > 254 || !EMAIL.test(email)) throw invalidArgument('email', `${quote(req.email)} is not a valid email address`);
-        const address = signUpClient(ctx.peer);
+        const address = signUpClient(ctx.peer, ctx.protocol);
         const now = ctx.clock.now();
         const result = await deps.accounts.signUp(email, address, now - HOUR, SIGNUPS_PER_ADDRESS_PER_HOUR, ctx.signal);
         if ('limited' in result) {

@@ -23,6 +23,7 @@ import { boundsText } from '../engine/guard';
 import type { LoadedSeries, SeriesLoader } from '../oracle/series-loader';
 import { NotFoundError, ServiceError } from '../rpc/errors';
 import { differences } from './differences';
+import { indexOf, isFrequency } from '../entities/frequency';
 
 /** What a reproduction needs: the stored manifest, the data as of its revision, the forecasting code. */
 export interface ForensicsDeps {
@@ -83,6 +84,14 @@ async function replayDepth0(deps: ForensicsDeps, accountId: string, manifest: Ma
   return { forecast: assembleForecast(outcomes, spec, plans[0].entity.frequency), descendants: [], reconciliation: '' };
 }
 
+/** Grid steps of a recorded input, first to last observation (0: none read). */
+function inputSteps(input: ManifestInput): number {
+  if (!isFrequency(input.frequency) || !input.firstTime || !input.lastTime) return 0;
+  const first = indexOf(input.frequency, Date.parse(input.firstTime));
+  const last = indexOf(input.frequency, Date.parse(input.lastTime));
+  return first === undefined || last === undefined ? 0 : last - first + 1;
+}
+
 /**
  * The output of a depth ≥ 1 query again: the depth query in replay mode, on the same hierarchy;
  * undefined when the entity contains nothing (answered as at depth 0, so replayed so too).
@@ -113,6 +122,7 @@ async function replayDepth(deps: ForensicsDeps, accountId: string, manifest: Man
         const m = specs.get(`${entity}\u0000${axis}`);
         return m ? { period: m.seasonLength, periods: [...m.seasonalPeriods] } : undefined;
       },
+      steps: manifest.inputs.reduce((n, input) => n + inputSteps(input), 0),
     },
     signal,
   });

@@ -32,6 +32,8 @@ export const MAX_DEPTH_QUERY_STEPS = 20_000_000;
 /** What the check needs of a depth query. */
 export interface StepsQuery {
   readonly accountId: string;
+  /** A forensics replay: the grid steps the recorded query read (`NodeReplay.steps`). */
+  readonly replay?: { readonly steps: number };
   readonly axes: readonly string[];
   readonly asOf: number;
   readonly signal?: AbortSignal;
@@ -54,7 +56,18 @@ export async function checkDepthSteps(series: SeriesLoader, hierarchy: Hierarchy
   }
   const steps = await Promise.all(reads.map((r) => series.steps(q.accountId, r.entity, r.axis, q.asOf, q.signal)));
   const total = steps.reduce((a, b) => a + b, 0);
-  if (total <= limit) return;
+  // A replay (forensics) reads what its query read, as of the same revision: over the limit only
+  // if relations added since bring in more series (its answer would then differ anyway, and
+  // reading them all first only to say so would be the very read the limit prevents: found by
+  // review), or if the query was recorded before the limit and read more than it (then allowed).
+  if (total <= (q.replay ? Math.max(limit, q.replay.steps) : limit)) return;
+  if (q.replay) {
+    throw new ServiceError(
+      'failed_precondition',
+      `the hierarchy under ${hierarchy.root} is no longer the one the query read: its series now cover ${total} grid points on the axes queried, where the query read ${q.replay.steps} (contains relations changed)`,
+      { field: 'depth', steps: total, limit },
+    );
+  }
   const perAxis = q.axes.map((name) => `${name} ${steps.reduce((n, s, i) => n + (reads[i].axis.name === name ? s : 0), 0)}`);
   throw new ServiceError(
     'invalid_argument',

@@ -160,10 +160,7 @@ export class DepthQueries {
         { field: 'depth', limit: MAX_RECONCILED_ENTITIES },
       );
     }
-    // Not on a replay (forensics): the query was answered once, and must stay reproducible (API.md
-    // section 7), though recorded before the limit or since grown past it by new relations (found
-    // by review: a reproduce then answered this 400 and its advice to narrow a query it cannot change).
-    if (!q.replay) await checkDepthSteps(this.deps.series, hierarchy, q, this.deps.maxSteps);
+    await checkDepthSteps(this.deps.series, hierarchy, q, this.deps.maxSteps);
     const axes = await Promise.all(q.axes.map((a) => axisHierarchy(hierarchy, q.depth, a, this.deps.series, q.accountId, q.asOf, q.signal)));
     for (const a of axes) {
       if (a.nodes[0]?.entity !== q.root.entity) {

@@ -55,6 +55,8 @@ export interface NodeReplay {
   readonly boundsOf: (entity: string, axis: string) => SeriesInfo['bounds'];
   /** The seasons recorded for the node (its entity's `season_length` may have changed since). */
   readonly seasonsOf: (entity: string, axis: string) => Pick<SeriesInfo, 'period' | 'periods'> | undefined;
+  /** Grid steps of the series the query read (its manifest's inputs, first to last observation each). */
+  readonly steps: number;
 }
 
 /** Axis `name` of `entity` as the entity defines it (undefined: it has none, its node is a sum). */

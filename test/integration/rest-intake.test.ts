@@ -337,6 +337,40 @@ describe("shares of the budget: one account's, the free tier's", () => {
   });
 });
 
+describe("a free account's share holds a whole stream", () => {
+  test('a free account\'s stream at its limit is served, and one byte over it gets 413, not a 429 no retry could clear', async () => {
+    // 16 KiB bodies: 1 MiB streams; a 4 MiB budget: a free account's share is a stream and a sixteenth
+    const t = await startTestService({ env: { MAX_BODY_BYTES: String(16 * KiB), MAX_PENDING_REQUEST_BYTES: String(4 * MiB) } });
+    try {
+      const free = await t.account('free');
+      const made = await rest(t, free.key, { method: 'POST', path: '/v1/entities', body: { entity: 'store:full', frequency: 'P1D', axes: [{ name: 'demand' }] } });
+      assert.equal(made.code, 'ok', made.message);
+      const n = Math.floor(MiB / lines('store:full', 1).length) - 1;
+      const whole = lines('store:full', n);
+      const one = lines('store:full', 1, 100 * n);
+      // the last line padded with spaces (JSON allows them) to the limit exactly
+      const atLimit = whole + one.slice(0, -2) + ' '.repeat(MiB - whole.length - one.length) + '}\n';
+      assert.equal(atLimit.length, MiB);
+      const send = async (body: string) => {
+        const r = new Raw(t.service.httpPort);
+        const chunks = body.match(/[^]{1,65536}/g)!.map((c) => `${c.length.toString(16)}\r\n${c}\r\n`).join('');
+        r.write(head('POST', '/v1/observations:bulkIngest', { authorization: `Bearer ${free.key}`, 'content-type': 'application/x-ndjson', 'transfer-encoding': 'chunked' }) + chunks + '0\r\n\r\n');
+        const answer = await r.answer(20_000);
+        r.destroy();
+        return answer;
+      };
+      const ok = await send(atLimit);
+      assert.equal(ok.status, 200, JSON.stringify(ok.body));
+      const over = await send(atLimit.slice(0, -2) + ' }\n');
+      assert.equal(over.status, 413, JSON.stringify(over.body));
+      assert.equal(over.body.code, 'payload_too_large');
+      await until(() => t.service.intake.pendingBytes === 0, 'the budget to be free again');
+    } finally {
+      await t.close();
+    }
+  });
+});
+
 describe('connections shared between clients at the limit', () => {
   let t: TestService;
   beforeAll(async () => {

@@ -126,14 +126,19 @@ test('who holds most follows every connection opened and closed', () => {
 });
 
 test('a sign-up is counted against the same client, whatever form the transport gives its peer in', () => {
-  for (const [peer, client] of [
-    ['203.0.113.7', '203.0.113.7'],
-    ['::ffff:203.0.113.7', '203.0.113.7'],
-    ['ipv4:203.0.113.7:5678', '203.0.113.7'],
-    ['203.0.113.7:5678', '203.0.113.7'],
-    ['2001:db8:1:2::1', '2001:db8:1:2::/64'],
-    ['2001:db8:1:2:ffff::9', '2001:db8:1:2::/64'],
-    ['ipv6:[2001:db8:1:2::1]:5678', '2001:db8:1:2::/64'],
-    ['[2001:db8:1:2::1]:5678', '2001:db8:1:2::/64'],
-  ]) assert.equal(signUpClient(peer), client, peer);
+  for (const [peer, protocol, client] of [
+    ['203.0.113.7', 'rest', '203.0.113.7'],
+    ['::ffff:203.0.113.7', 'rest', '203.0.113.7'],
+    ['2001:db8:1:2::1', 'rest', '2001:db8:1:2::/64'],
+    ['2001:db8:1:2:ffff::9', 'rest', '2001:db8:1:2::/64'],
+    // grpc-js on the server: the address and its port, IPv6 unbracketed
+    ['203.0.113.7:5678', 'grpc', '203.0.113.7'],
+    ['::ffff:203.0.113.7:40001', 'grpc', '203.0.113.7'],
+    ['2001:db8:1:2:a:b:c:d:40001', 'grpc', '2001:db8:1:2::/64'],
+    ['2001:db8:1:2::1:40001', 'grpc', '2001:db8:1:2::/64'],
+    // as clients write them
+    ['ipv4:203.0.113.7:5678', 'grpc', '203.0.113.7'],
+    ['ipv6:[2001:db8:1:2::1]:5678', 'grpc', '2001:db8:1:2::/64'],
+    ['[2001:db8:1:2::1]:5678', 'grpc', '2001:db8:1:2::/64'],
+  ] as const) assert.equal(signUpClient(peer, protocol), client, `${protocol} ${peer}`);
 });

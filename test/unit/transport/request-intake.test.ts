@@ -152,11 +152,11 @@ test('configuration: the budget is 256 MiB by default, or one stream if that is 
   const base = { DATABASE_URL: 'sqlite:/tmp/unused.db' };
   const config = loadConfig(base);
   assert.deepEqual([config.maxPendingRequestBytes, config.requestIdleTimeoutMs, config.maxConnections], [256 * MiB, 30_000, 4096]);
-  assert.deepEqual(config.pendingRequestShares, { account: 128 * MiB, freeAccount: 64 * MiB, freeTier: 128 * MiB, unclaimed: 64 * MiB });
+  assert.deepEqual(config.pendingRequestShares, { account: 128 * MiB, freeAccount: 68 * MiB, freeTier: 128 * MiB, unclaimed: 68 * MiB }, 'a quarter, but room for a stream at its limit and its framing');
   const large = loadConfig({ ...base, MAX_PENDING_REQUEST_BYTES: String(1024 * MiB) });
   assert.deepEqual(large.pendingRequestShares, { account: 512 * MiB, freeAccount: 256 * MiB, freeTier: 512 * MiB, unclaimed: 256 * MiB });
   const smallest = loadConfig({ ...base, MAX_PENDING_REQUEST_BYTES: String(64 * MiB) });
-  assert.deepEqual(smallest.pendingRequestShares, { account: 64 * MiB, freeAccount: 64 * MiB, freeTier: 64 * MiB, unclaimed: 64 * MiB }, 'never less than one stream');
+  assert.deepEqual(smallest.pendingRequestShares, { account: 64 * MiB, freeAccount: 64 * MiB, freeTier: 64 * MiB, unclaimed: 64 * MiB }, 'never more than the budget');
   assert.equal(loadConfig({ ...base, MAX_BODY_BYTES: String(8 * MiB) }).maxPendingRequestBytes, 512 * MiB, 'a 512 MiB stream fits');
   assert.equal(loadConfig({ ...base, MAX_BODY_BYTES: '16384', MAX_PENDING_REQUEST_BYTES: String(MiB) }).maxPendingRequestBytes, MiB);
   assert.throws(() => loadConfig({ ...base, MAX_PENDING_REQUEST_BYTES: String(MiB) }), /MAX_PENDING_REQUEST_BYTES must be an integer ≥ 67108864, got 1048576/);
