@@ -229,6 +229,13 @@ describe('bodies held open', () => {
     chunked.write('zz\r\nnot a chunk\r\n');
     await chunked.closedWithin();
     assert.equal(chunked.received.match(/HTTP\/1\.1 /g)?.length, 1, chunked.received);
+    // a malformed request right after the rest of a drained body, in the same write: answered 400
+    const next = open();
+    next.write(head('POST', '/v1/entities', { authorization: 'Bearer fk_live_wrong', 'content-type': 'application/json', 'content-length': 10 }) + 'hello');
+    assert.equal((await next.answer()).status, 401);
+    next.write('world' + 'NOT HTTP\r\n\r\n');
+    await next.closedWithin();
+    assert.deepEqual(next.received.match(/HTTP\/1\.1 \d+/g), ['HTTP/1.1 401', 'HTTP/1.1 400'], next.received);
     // declared larger than a stream may be (1 MiB here): closed after the answer, as before
     const big = open();
     big.write(head('POST', '/v1/observations:bulkIngest', { authorization: 'Bearer fk_live_wrong', 'content-type': 'application/x-ndjson', 'content-length': 2 * MiB }) + 'x'.repeat(1000));

@@ -116,7 +116,7 @@ function headersOf(res: Response, clock: Clock): Record<string, string> {
  */
 export function handleClientErrors(server: Server, clock: Clock): void {
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
-    if (!socket.writable || err.code === 'ECONNRESET' || draining.has(socket)) return socket.destroy();
+    if (!socket.writable || err.code === 'ECONNRESET' || draining.get(socket)?.complete === false) return socket.destroy();
     if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') return socket.end('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n');
     const message =
       err.code === 'HPE_HEADER_OVERFLOW' ? 'request line and headers exceed the 16 KiB limit' : `malformed HTTP request (${err.code ?? 'parse error'})`;

@@ -147,8 +147,12 @@ async function serve(
  */
 const DRAIN_MS = 60_000;
 
-/** Connections reading the rest of a body answered early (`leaveBody`): a parse error there gets no answer of its own. */
-export const draining = new WeakSet<Socket>();
+/**
+ * Connections reading the rest of a body answered early (`leaveBody`), with that request: a parse
+ * error before the request is complete gets no answer of its own (one after it, in the next
+ * request, does: Node marks the request complete before it parses the next).
+ */
+export const draining = new WeakMap<Socket, IncomingMessage>();
 
 /**
  * A call answered before its body was read to its end (a 401 or 404 before any of it was read, a
@@ -174,7 +178,7 @@ function leaveBody(req: IncomingMessage, res: ServerResponse, outcome: CallOutco
   const cut = () => req.socket.destroy();
   const timer = setTimeout(cut, DRAIN_MS).unref();
   const done = () => clearTimeout(timer);
-  draining.add(req.socket);
+  draining.set(req.socket, req);
   req.once('end', () => {
     draining.delete(req.socket);
     done();
