@@ -9,6 +9,7 @@ import type { Manifest, ManifestInput, ManifestModel } from '../../gen/forecast/
 import type { ReproduceResponse } from '../../gen/forecast/v1/forensics_service.pb';
 import type { Descendant, Forecast } from '../../gen/forecast/v1/oracle_service.pb';
 import type { AxisKind, AxisRecord, EntityRecord, EntityStore } from '../entities/entity-store';
+import { indexOf, isFrequency } from '../entities/frequency';
 import type { ReconcileMethod } from '../engine/reconcile/index';
 import { depthManifestEntries } from '../graph/depth-endpoint';
 import { leftOutEntities } from '../graph/hierarchy-series';
@@ -23,7 +24,6 @@ import { boundsText } from '../engine/guard';
 import type { LoadedSeries, SeriesLoader } from '../oracle/series-loader';
 import { NotFoundError, ServiceError } from '../rpc/errors';
 import { differences } from './differences';
-import { indexOf, isFrequency } from '../entities/frequency';
 
 /** What a reproduction needs: the stored manifest, the data as of its revision, the forecasting code. */
 export interface ForensicsDeps {
