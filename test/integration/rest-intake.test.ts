@@ -344,6 +344,35 @@ describe("shares of the budget: one account's, the free tier's", () => {
   });
 });
 
+describe('the share of requests no account has claimed', () => {
+  test('sign-up bodies held half-sent (no key needed) fill a quarter of the budget at most (503); a paying account is served meanwhile', async () => {
+    // 16 KiB bodies: 1 MiB streams; a 4 MiB budget: the unclaimed share is a stream and a sixteenth (1,114,112 bytes)
+    const t = await startTestService({ env: { MAX_BODY_BYTES: String(16 * KiB), MAX_PENDING_REQUEST_BYTES: String(4 * MiB) } });
+    const raws: Raw[] = [];
+    try {
+      const paying = await t.account('pro');
+      const hold = () => {
+        const r = new Raw(t.service.httpPort);
+        raws.push(r);
+        r.write(head('POST', '/v1/signup', { 'content-type': 'application/json', 'content-length': 16_100 }) + `{"email":"${'a'.repeat(15_990)}`);
+        return r;
+      };
+      for (let i = 0; i < 69; i++) hold();
+      await until(() => t.service.intake.pendingBytes >= 69 * 16_000, 'the bodies to be read');
+      const refused = await hold().answer();
+      assert.equal(refused.status, 503, JSON.stringify(refused.body));
+      assert.equal(refused.body.message, 'the server is receiving as many request bytes from callers not yet authenticated as it holds at once (1114112 bytes): retry in a moment');
+      assert.equal(refused.headers['retry-after'], '1');
+      const made = await rest(t, paying.key, { method: 'POST', path: '/v1/entities', body: { entity: 'store:paying', frequency: 'P1D', axes: [{ name: 'demand' }] } });
+      assert.equal(made.code, 'ok', made.message);
+      assert.ok(raws.slice(0, 69).every((r) => !r.closed), 'the held bodies go on');
+    } finally {
+      for (const r of raws) r.destroy();
+      await t.close();
+    }
+  });
+});
+
 describe("a free account's share holds a whole stream", () => {
   test('a free account\'s stream at its limit is served, and one byte over it gets 413, not a 429 no retry could clear', async () => {
     // 16 KiB bodies: 1 MiB streams; a 4 MiB budget: a free account's share is a stream and a sixteenth
