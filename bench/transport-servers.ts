@@ -28,7 +28,7 @@ async function main(): Promise<void> {
     const outcome = await service.pipeline.unary(
       endpoint,
       () => ({ entity: 'store:berlin', displayName: 'Berlin Mitte', frequency: 'P1D', seasonLength: 0, axes: [{ name: 'demand', unit: 'units', kind: 'count' }, { name: 'revenue', unit: 'EUR', kind: '' }], parents: [] }),
-      { protocol: 'rest', peer: 'bench', header: (n) => (n === 'authorization' ? `Bearer ${created.apiKey}` : undefined) },
+      { protocol: 'rest', peer: 'bench', header: (n) => (n === 'authorization' ? `Bearer ${created.apiKey}` : undefined), headerValues: () => [] },
     );
     if (!outcome.ok) throw outcome.error;
     process.stdout.write(JSON.stringify({ http: service.httpPort, grpc: service.grpcPort, key: created.apiKey }) + '\n');

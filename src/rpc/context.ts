@@ -13,6 +13,8 @@ export interface IncomingCall {
    * first one alone).
    */
   header(name: string): string | undefined;
+  /** Every value of a request header / metadata key, one per line or entry it was sent on. */
+  headerValues(name: string): readonly string[];
   /** Client address, for logs and per-address limits. */
   readonly peer: string;
   /** Absolute deadline (epoch ms) if the client set one. */
@@ -42,6 +44,8 @@ export interface CallContext {
   /** The authenticated caller (undefined only for `public` methods). */
   principal: Principal | undefined;
   header(name: string): string | undefined;
+  /** Every value of a header / metadata key, one per line or entry (`IncomingCall.headerValues`). */
+  headerValues(name: string): readonly string[];
   /** Add a response header (REST) / metadata entry (gRPC). Lower-case names. */
   setHeader(name: string, value: string): void;
 }

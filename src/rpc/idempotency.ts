@@ -234,8 +234,13 @@ export interface IdempotencyOptions {
 export function idempotencyInterceptor(store: IdempotencyStore, clock: Clock, options: IdempotencyOptions): Interceptor {
   return async (call, next) => {
     const { ctx, entry } = call;
-    const key = ctx.header('idempotency-key');
-    if (key === undefined || !options.appliesTo(entry.path)) return next();
+    const keys = ctx.headerValues('idempotency-key');
+    if (keys.length === 0 || !options.appliesTo(entry.path)) return next();
+    // Two keys (a client's and a proxy's, say) are ambiguous: joined, they would make a key the
+    // client never chose, and its retry by another route, with its own key alone, would apply
+    // the request twice.
+    if (keys.length > 1) throw invalidArgument('Idempotency-Key', `was sent ${keys.length} times; send one key per request`);
+    const key = keys[0];
     // No principal here means a method that needs no key (authentication ran before).
     const min = ctx.principal ? 1 : MIN_PUBLIC_KEY_LENGTH;
     if (key.length < min || key.length > MAX_IDEMPOTENCY_KEY_LENGTH) {

@@ -285,6 +285,10 @@ class Context implements CallContext {
     return this.incoming.header(name);
   }
 
+  headerValues(name: string): readonly string[] {
+    return this.incoming.headerValues(name);
+  }
+
   setHeader(name: string, value: string): void {
     this.headers[name.toLowerCase()] = value;
   }

@@ -60,6 +60,7 @@ export function siteHandlers(pipeline: Pipeline, routes: RouteTable, options: Si
         const v = req.headers[name];
         return Array.isArray(v) ? v[0] : v;
       },
+      headerValues: (name) => req.headersDistinct[name] ?? [],
     });
     res.setHeader('request-id', outcome.headers['request-id']);
     if (!outcome.ok) {

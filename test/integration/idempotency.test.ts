@@ -15,6 +15,7 @@ import { invalidArgument, NotFoundError } from '../../src/rpc/errors';
 import type { TestService } from '../helpers/service';
 import { startWithEcho } from '../helpers/echo';
 import { grpcCall, rest, type Outcome } from '../helpers/dual';
+import { bodyOf, raw } from '../helpers/raw-http';
 
 const clock = new ManualClock(Date.UTC(2026, 4, 10, 12));
 let t: TestService;
@@ -66,6 +67,11 @@ const shout = (p: Protocol, k: string, name: string, times = 1, apiKey = key): P
     ? rest(t, apiKey, { method: 'POST', path: `/v1/testing/echo/${name}:shout`, body: { times }, headers: { 'idempotency-key': k } })
     : grpcCall(echo, echo.shout, apiKey, { name, text: '', times, legacyNote: '' }, { 'idempotency-key': k });
 const used = async (apiKey = key) => (await rest(t, apiKey, { method: 'GET', path: '/v1/account' })).data.quota.used as number;
+
+async function valuesOf(): Promise<number[]> {
+  const o = await rest(t, key, { method: 'GET', path: '/v1/entities/store:idem/observations' });
+  return o.data.observations.map((x: any) => x.value);
+}
 
 async function revisionsOf(): Promise<string[]> {
   const o = await rest(t, key, { method: 'GET', path: '/v1/entities/store:idem/observations' });
@@ -180,6 +186,36 @@ describe.each(PROTOCOLS)('%s', (p) => {
     assert.ok(o.message.startsWith('Idempotency-Key'), o.message);
     assert.equal((await ingest(p, `${p}${'k'.repeat(251)}`)).code, 'ok');
   });
+});
+
+test('a key sent on two header lines is refused before the request runs; two gRPC entries are one key, stable on retry', async () => {
+  const body = JSON.stringify({ observations: [{ ...obs[0], value: 41 }] });
+  const answer = await raw(
+    t.service.httpPort,
+    `POST /v1/entities/store:idem/observations HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nIdempotency-Key: k-twice-a\r\nIdempotency-Key: k-twice-b\r\n` +
+      `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+  assert.match(answer, /^HTTP\/1\.1 400 /);
+  assert.equal(bodyOf(answer).code, 'invalid_argument');
+  assert.match(bodyOf(answer).message, /^Idempotency-Key: was sent 2 times/);
+  assert.ok(!(await valuesOf()).includes(41), 'the request was not applied');
+
+  // Node's HTTP/2 layer joins repeated header fields into one before grpc-js sees them, so the
+  // server cannot tell two entries from one key containing ", ": they act as that key, the same
+  // on every retry of the same metadata (applied once, then replayed).
+  const send = () => {
+    const md = new grpc.Metadata();
+    md.set('authorization', `Bearer ${key}`);
+    md.add('idempotency-key', 'k-twice-c');
+    md.add('idempotency-key', 'k-twice-d');
+    return new Promise<string | undefined>((resolve, reject) => {
+      const call = entities.ingestObservations({ entity: 'store:idem', observations: [{ ...obs[0], value: 42, revision: '0' }] }, md, (err) => err && reject(err));
+      call.on('metadata', (m) => resolve(m.get('idempotent-replayed')[0]?.toString()));
+    });
+  };
+  assert.equal(await send(), undefined);
+  assert.equal(await send(), 'true');
+  assert.equal((await valuesOf()).filter((v) => v === 42).length, 1);
 });
 
 test('the window is 24 hours: a replay just before its end, a new execution after; expired entries are purged', async () => {

@@ -284,6 +284,10 @@ class GrpcIncoming implements IncomingCall {
     return values.length === 0 ? undefined : values.map(String).join(', ');
   }
 
+  headerValues(name: string): readonly string[] {
+    return this.call.metadata.get(name).map(String);
+  }
+
   // Lazy, like the signal: most calls never look at them.
   get peer(): string {
     return this.call.getPeer();

@@ -256,6 +256,10 @@ class RestIncoming implements IncomingCall {
     return this.req.headersDistinct[name]!.join(', ');
   }
 
+  headerValues(name: string): readonly string[] {
+    return this.req.headersDistinct[name] ?? [];
+  }
+
   claim(caller: Principal): void {
     this.arrival.claim(caller);
   }

@@ -185,7 +185,7 @@ function idempotencyKeyRef(route: Route): Json {
 }
 
 const IDEMPOTENCY_KEY_DOC =
-  'Makes a retry safe (API.md section 11): within 24 hours the same key with the same request answers the stored response (`Idempotent-Replayed: true`), with a different request 422 `idempotency_key_reused`, while the first still runs 409 `idempotency_key_in_use`. Scoped to the account and the method.';
+  'Makes a retry safe (API.md section 11): within 24 hours the same key with the same request answers the stored response (`Idempotent-Replayed: true`), with a different request 422 `idempotency_key_reused`, while the first still runs 409 `idempotency_key_in_use`. Scoped to the account and the method. Send it once: two header lines are 400 `invalid_argument`.';
 
 const PARAMETERS: Readonly<Record<string, Json>> = {
   IdempotencyKey: { name: 'Idempotency-Key', in: 'header', required: false, description: IDEMPOTENCY_KEY_DOC, schema: { type: 'string', minLength: 1, maxLength: MAX_IDEMPOTENCY_KEY_LENGTH } },
