@@ -188,6 +188,20 @@ describe('bodies held open', () => {
     assert.ok(!slow.closed);
   });
 
+  test('headers still incomplete the idle limit after their first byte get 504 deadline_exceeded with the error body, then the connection closes', async () => {
+    // (Headers that stop arriving altogether are closed silently by the socket's own idle limit.)
+    const r = open();
+    r.write('GET /v1/account HTTP/1.1\r\nHost: x\r\n');
+    const trickle = setInterval(() => r.write('X-Slow: 1\r\n'), IDLE_MS / 5);
+    const answer = await r.answer(IDLE_MS + 5000).finally(() => clearInterval(trickle));
+    assert.equal(answer.status, 504);
+    assert.equal(answer.body.code, 'deadline_exceeded');
+    assert.match(answer.body.request_id, /^req_/);
+    assert.equal(answer.headers['request-id'], answer.body.request_id);
+    assert.match(answer.body.message, /^request headers: not complete 1 s after their first byte/);
+    await r.closedWithin();
+  });
+
   test('a request with a body no route reads is answered and its connection closed, not left waiting for the rest', async () => {
     const r = open();
     r.write(head('POST', '/nowhere', { 'content-type': 'application/json', 'content-length': 100_000 }) + '{"a":');

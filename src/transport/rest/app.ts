@@ -7,7 +7,7 @@
  * carries `Request-Id` and `API-Version`, and every error has the API's error body, including
  * the answers Node gives to requests it cannot parse (`clientError`).
  */
-import type { Server } from 'node:http';
+import { STATUS_CODES as REASON_PHRASES, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import compression from 'compression';
 import cors from 'cors';
@@ -111,19 +111,21 @@ function headersOf(res: Response, clock: Clock): Record<string, string> {
 }
 
 /**
- * Answer what Node cannot parse (broken framing, an over-long request line or headers) with
- * the API's error body instead of Node's bare reply, where the socket can still take it.
+ * Answer what Node cannot parse (broken framing, an over-long request line or headers) or what did
+ * not arrive in time (headers still incomplete `headersTimeoutMs` after their first byte) with the
+ * API's error body instead of Node's bare reply, where the socket can still take it.
  */
-export function handleClientErrors(server: Server, clock: Clock): void {
+export function handleClientErrors(server: Server, clock: Clock, headersTimeoutMs: number): void {
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
     if (!socket.writable || err.code === 'ECONNRESET' || draining.get(socket)?.complete === false) return socket.destroy();
-    if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') return socket.end('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n');
-    const message =
-      err.code === 'HPE_HEADER_OVERFLOW' ? 'request line and headers exceed the 16 KiB limit' : `malformed HTTP request (${err.code ?? 'parse error'})`;
+    const error =
+      err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? new ServiceError('deadline_exceeded', `request headers: not complete ${headersTimeoutMs / 1000} s after their first byte; send the request line and headers without pausing`, { headers_timeout_ms: headersTimeoutMs })
+        : new ServiceError('invalid_argument', err.code === 'HPE_HEADER_OVERFLOW' ? 'request line and headers exceed the 16 KiB limit' : `malformed HTTP request (${err.code ?? 'parse error'})`);
     const headers = callHeaders(clock);
-    const body = errorBody(new ServiceError('invalid_argument', message), headers['request-id']);
+    const body = errorBody(error, headers['request-id']);
     const head = [
-      'HTTP/1.1 400 Bad Request',
+      `HTTP/1.1 ${error.httpStatus} ${REASON_PHRASES[error.httpStatus]}`,
       `request-id: ${headers['request-id']}`,
       `api-version: ${headers['api-version']}`,
       'content-type: application/json; charset=utf-8',

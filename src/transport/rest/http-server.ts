@@ -60,6 +60,6 @@ export function createHttpServer(app: RequestListener, options: HttpServerOption
   server.on('connection', (socket: Socket) => socket.setTimeout(options.idleTimeoutMs));
   // (Before the app runs: the app sets a limit again while it reads a body no API route reads, app.ts.)
   server.prependListener('request', (req) => req.socket.setTimeout(0));
-  handleClientErrors(server, options.clock);
+  handleClientErrors(server, options.clock, options.idleTimeoutMs);
   return server;
 }
