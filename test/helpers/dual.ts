@@ -8,7 +8,7 @@ import * as grpc from '@grpc/grpc-js';
 import { REST_SERVICES } from '../../gen/rest_clients';
 import { ApiError, type CallOptions, type ClientOptions, type MethodSpec, type RestClient } from '../../gen/rest_runtime';
 import { decodeErrorInfo } from '../../src/transport/grpc/status-details';
-import { mediaType } from '../../src/transport/rest/body';
+import { mediaType, parseJson } from '../../src/transport/rest/body';
 import { decodeRequest, encodeJson, encodeResponse, rawResponse } from '../../src/transport/rest/json-codec';
 import { openApiDocument } from '../../src/transport/rest/openapi';
 import type { Route, RouteMatch } from '../../src/transport/rest/route-table';
@@ -135,7 +135,7 @@ function clientPlan(t: TestService, req: RestRequest): ClientPlan | undefined {
     if (spec.stream) {
       if (req.rawBody === undefined || contentType !== 'application/x-ndjson' || [...query.keys()].length > 0) return undefined;
       const lines = req.rawBody.split('\n').filter((l) => l.trim() !== '');
-      return { route, spec, client: service.client, messages: lines.map((l) => def.requestDeserialize(encodeJson(route.input, JSON.parse(l)))), idempotencyKey, headers };
+      return { route, spec, client: service.client, messages: lines.map((l) => def.requestDeserialize(encodeJson(route.input, parseJson(l)))), idempotencyKey, headers };
     }
     if (req.rawBody !== undefined || (contentType !== undefined && contentType !== 'application/json') || (req.body !== undefined && !route.body)) return undefined;
     return { route, spec, client: service.client, messages: [def.requestDeserialize(decodeRequest(route, vars, query, req.body))], idempotencyKey, headers };

@@ -145,6 +145,15 @@ describe('decoding errors name the full path of the offending value, and show it
     assert.equal(o.data.details.field, field);
   });
 
+  test('a name given twice in one object of a body is 400 naming its path (JSON.parse would keep the last, a proxy may read the first); nothing stored', async () => {
+    const rawBody = `{"observations":[${JSON.stringify(row)},{"axis":"demand","time":"2026-01-02T00:00:00Z","value":2,"value":-2}]}`;
+    const o = await rest(t, key, { method: 'POST', path: '/v1/entities/store:berlin/observations', rawBody, headers: { 'content-type': 'application/json' } });
+    assert.equal(o.code, 'invalid_argument', o.message);
+    assert.equal(o.message, 'observations[1].value: is given twice in one object; give each field once');
+    assert.equal(o.data.details.field, 'observations[1].value');
+    assert.deepEqual((await rest(t, key, { method: 'GET', path: '/v1/entities/store:berlin/observations' })).data.observations, []);
+  });
+
   const bulk = (rawBody: string) => rest(t, key, { method: 'POST', path: '/v1/observations:bulkIngest', rawBody, headers: { 'content-type': 'application/x-ndjson' } });
   const good = JSON.stringify({ entity: 'store:berlin', observations: [row] });
   test.each([
@@ -152,6 +161,7 @@ describe('decoding errors name the full path of the offending value, and show it
     ['a nested one', `${good}\n${good.replace('"value":1', '"value":1,"y":2')}`, 2, 'messages[1].observations[0].y', 'unknown field'],
     ['a top-level array', '[{"entity":"store:berlin"}]', 1, 'messages[0]', 'must be a JSON object'],
     ['malformed JSON after a blank line (lines count blank ones, messages not)', `${good}\n\n{"entity"`, 3, 'messages[1]', 'malformed JSON'],
+    ['a name given twice', `${good}\n${good.replace('"value":1', '"value":1,"value":1000')}`, 2, 'messages[1].observations[0].value', 'is given twice in one object'],
   ])('NDJSON: %s names the line and the message as gRPC does', async (_name, rawBody, line, field, problem) => {
     const o = await bulk(rawBody);
     assert.equal(o.code, 'invalid_argument', o.message);

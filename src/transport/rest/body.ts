@@ -152,12 +152,97 @@ export function mediaType(header: string | undefined): string | undefined {
   return header?.split(';')[0].trim().toLowerCase() || undefined;
 }
 
-/** Parse a JSON body; 400 with the parser's position on a syntax error. */
+/**
+ * Parse a JSON body; 400 with the parser's position on a syntax error, and 400 for a name given
+ * twice in one object (`{"horizon": 1, "horizon": 1000}`): `JSON.parse` keeps the last, while a
+ * proxy, a gateway's validator or a log reader may act on the first, so the request would mean
+ * two things (protobuf's own JSON parsers refuse it too). `what` names the message in errors
+ * (`messages[1]` for an NDJSON line; a body's fields are named alone, as decoding errors name them).
+ */
 export function parseJson(text: string, what = 'body'): unknown {
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch (err) {
     // The parser's message quotes the input; ServiceError escapes any raw control bytes in it.
     throw new ServiceError('invalid_argument', `${what}: malformed JSON (${(err as Error).message})`, { field: what });
   }
+  const repeated = repeatedName(text);
+  if (repeated !== undefined) {
+    const field = what === 'body' ? repeated : `${what}${repeated.startsWith('[') ? '' : '.'}${repeated}`;
+    throw new ServiceError('invalid_argument', `${field}: is given twice in one object; give each field once`, { field });
+  }
+  return value;
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+/** Names an object may have before they are kept in a set rather than a list. */
+const SHORT_LIST = 16;
+
+/**
+ * The path (`observations[0].value`, names as written) of the first name given twice in one
+ * object of `text`, which must be valid JSON (parsed already): only brackets, commas and strings
+ * matter then. Names are compared decoded (`"\u0061"` is `"a"`). Linear: strings are skipped with
+ * `indexOf`; an object's names are kept in a short list, and in a set once it has many (an object
+ * of 100,000 names must not cost 5 × 10⁹ comparisons).
+ */
+export function repeatedName(text: string): string | undefined {
+  // Per open bracket: an object's names so far (null for an array), and where in it the text is
+  // (the name of the value being read, or an array's index).
+  const names: (string[] | Set<string> | null)[] = [];
+  const at: (string | number)[] = [];
+  let nameNext = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) {
+      let end = text.indexOf('"', i + 1);
+      // A quote after an odd run of backslashes is escaped: the string goes on.
+      for (;;) {
+        let k = end - 1;
+        while (text.charCodeAt(k) === BACKSLASH) k--;
+        if ((end - 1 - k) % 2 === 0) break;
+        end = text.indexOf('"', end + 1);
+      }
+      if (nameNext) {
+        const raw = text.slice(i + 1, end);
+        const name = raw.includes('\\') ? (JSON.parse(text.slice(i, end + 1)) as string) : raw;
+        const top = names.length - 1;
+        const seen = names[top]!;
+        at[top] = name;
+        if (Array.isArray(seen)) {
+          if (seen.includes(name)) return pathOf(at);
+          seen.push(name);
+          if (seen.length > SHORT_LIST) names[top] = new Set(seen);
+        } else {
+          if (seen.has(name)) return pathOf(at);
+          seen.add(name);
+        }
+        nameNext = false;
+      }
+      i = end;
+    } else if (c === 0x7b /* { */) {
+      names.push([]);
+      at.push('');
+      nameNext = true;
+    } else if (c === 0x5b /* [ */) {
+      names.push(null);
+      at.push(0);
+    } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
+      names.pop();
+      at.pop();
+      nameNext = false;
+    } else if (c === 0x2c /* , */) {
+      const top = at.length - 1;
+      if (names[top] === null) (at[top] as number)++;
+      else nameNext = true;
+    }
+  }
+  return undefined;
+}
+
+function pathOf(at: readonly (string | number)[]): string {
+  let path = '';
+  for (const step of at) path += typeof step === 'number' ? `[${step}]` : path === '' ? step : `.${step}`;
+  return path;
 }
