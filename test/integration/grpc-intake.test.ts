@@ -8,14 +8,15 @@
  *   also one to grpc-js's own health service, which needs no key;
  * - at most 100 calls at once per connection, at most MAX_CONNECTIONS connections, shared
  *   between client addresses;
- * - a unary call sends exactly one message (now read by our handler, not grpc-js's).
+ * - a unary call sends exactly one message (now read by our handler, not grpc-js's);
+ * - a free account's share of the budget holds one whole stream with its frame headers.
  */
 import { afterAll, beforeAll, describe, test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import * as http2 from 'node:http2';
 import * as grpc from '@grpc/grpc-js';
 import { AccountServiceClient } from '../../gen/forecast/v1/account_service.pb';
-import { GetEntityRequest } from '../../gen/forecast/v1/entity_service.pb';
+import { BulkIngestObservationsRequest, EntityServiceClient, GetEntityRequest } from '../../gen/forecast/v1/entity_service.pb';
 import { decodeErrorInfo } from '../../src/transport/grpc/status-details';
 import { grpcCall } from '../helpers/dual';
 import { frame, RawGrpc } from '../helpers/raw-grpc';
@@ -374,5 +375,60 @@ describe('a unary call carries exactly one message', () => {
     assert.equal(r.message, message);
     assert.match(r.requestId ?? '', /^req_/);
     assert.equal((await raw.call('/forecast.v1.AccountService/GetAccount', body)).reason, 'unauthenticated');
+  });
+});
+
+describe("a free account's share holds a whole stream", () => {
+  test("a free account's bulk stream of exactly the stream limit is served, and one byte over it gets 413, not a 429 no retry could clear", async () => {
+    // 16 KiB messages: 1 MiB streams; a 4 MiB budget: a free account's share is a stream and a
+    // sixteenth, room for the 5-byte gRPC frame header of each message too (the REST twin is in
+    // rest-intake.test.ts)
+    const t = await startTestService({ env: { MAX_BODY_BYTES: String(16 * KiB), MAX_PENDING_REQUEST_BYTES: String(4 * MiB) } });
+    const raw = new RawGrpc(t.grpcAddress);
+    try {
+      const free = await t.account('free');
+      const made = await grpcCall(t.client(EntityServiceClient), t.client(EntityServiceClient).createEntity, free.key, {
+        entity: 'store:full',
+        displayName: '',
+        frequency: 'P1D',
+        seasonLength: 0,
+        axes: [{ name: 'demand', unit: '', kind: '' }],
+        parents: [],
+      });
+      assert.equal(made.code, 'ok', made.message);
+      // Messages of 300 daily rows (about 13 KiB) up to a little under the limit, then one whose
+      // unknown field 15 (skipped by protobuf decoders) pads the stream to `size` bytes exactly.
+      const day = (i: number) => new Date(Date.UTC(1950, 0, 1) + i * 86_400_000).toISOString().replace('.000', '');
+      const message = (from: number, n: number) =>
+        Buffer.from(BulkIngestObservationsRequest.encode({ entity: 'store:full', observations: Array.from({ length: n }, (_, k) => ({ axis: 'demand', time: day(from + k), value: from + k, revision: '0' })) }).finish());
+      const stream = (size: number) => {
+        const messages: Buffer[] = [];
+        let total = 0;
+        let rows = 0;
+        while (total + 2 * message(rows, 300).length < size) {
+          messages.push(message(rows, 300));
+          total += messages.at(-1)!.length;
+          rows += 300;
+        }
+        const last = message(rows, 100);
+        const gap = size - total - last.length;
+        assert.ok(gap >= 3 && gap < 16 * KiB - last.length, `padding of ${gap} bytes`);
+        const length = gap - 2 < 128 ? gap - 2 : gap - 3;
+        const varint = length < 128 ? Buffer.from([length]) : Buffer.from([(length & 0x7f) | 0x80, length >> 7]);
+        messages.push(Buffer.concat([last, Buffer.from([(15 << 3) | 2]), varint, Buffer.alloc(length, 0x20)]));
+        assert.equal(messages.reduce((n, m) => n + m.length, 0), size);
+        return frame(...messages);
+      };
+      const atLimit = stream(MiB);
+      const ok = await raw.call('/forecast.v1.EntityService/BulkIngestObservations', atLimit, { authorization: `Bearer ${free.key}` });
+      assert.equal(ok.status, grpc.status.OK, ok.message);
+      const over = await raw.call('/forecast.v1.EntityService/BulkIngestObservations', stream(MiB + 1), { authorization: `Bearer ${free.key}` });
+      assert.equal(over.status, grpc.status.RESOURCE_EXHAUSTED, over.message);
+      assert.equal(over.reason, 'payload_too_large');
+      await until(() => t.service.intake.pendingBytes === 0, 'the budget to be free again');
+    } finally {
+      raw.close();
+      await t.close();
+    }
   });
 });
