@@ -13,6 +13,12 @@ try {
   }
   throw err;
 }
+// A reader that goes away (`forecast … | head -1`) ends a command quietly, with the status a
+// SIGPIPE gives (141); the server keeps serving without its output (src/cli/closed-output.ts).
+require(path.join(dist, 'cli', 'closed-output.js')).handleClosedOutput(
+  [process.stdout, process.stderr],
+  process.argv[2] === 'serve' ? undefined : () => process.exit(141),
+);
 
 // The server runs with its V8 settings (src/server-flags.ts): they can only be given at start-up,
 // so `serve` without them re-executes itself with them. This launcher then stays between whoever
