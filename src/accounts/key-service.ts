@@ -13,7 +13,10 @@ const DEFAULT_GRACE_S = 86_400;
 /** Key ids are `key_` + a ULID; anything else (of any length) is refused before a look-up. */
 const KEY_ID = /^key_[0-9A-Za-z]{26}$/;
 const MAX_GRACE_S = 30 * 86_400;
-const MAX_LIFETIME_S = 10 * 365 * 86_400;
+/** Longest key lifetime (the operator CLI's `keys create` holds to it too). */
+export const MAX_LIFETIME_S = 10 * 365 * 86_400;
+/** Longest key name (the operator CLI's `keys create` holds to it too). */
+export const MAX_NAME_CHARS = 100;
 
 /** The wire form of a key record at `now`. */
 export function toApiKey(k: KeyRow, now: number): ApiKey {
@@ -55,7 +58,7 @@ export function keyService(deps: { accounts: AccountStore; cursors: CursorCodec 
           if (!isScope(s)) throw invalidArgument(`scopes[${i}]`, `${quote(s)} is not a scope; scopes are ${SCOPES.join(', ')}`);
           if (!scopes.includes(s)) scopes.push(s);
         });
-        if (req.name.length > 100) throw invalidArgument('name', 'at most 100 characters');
+        if (req.name.length > MAX_NAME_CHARS) throw invalidArgument('name', `at most ${MAX_NAME_CHARS} characters`);
         const life = seconds(req.expiresInSeconds, 'expires_in_seconds', MAX_LIFETIME_S);
         const now = ctx.clock.now();
         const created = await accounts.createKey(accountId, scopes, life === 0 ? null : now + life * 1000, req.name, { signal: ctx.signal, createTime: now });

@@ -3,6 +3,7 @@
  * `signing-keys rotate|list`, `manifests verify`, `evaluate`, `evaluate-hierarchy`, `webhooks listen`. Every command honours `DATABASE_URL` (and the rest of the environment config).
  */
 import { AccountStore } from '../accounts/account-store';
+import { MAX_LIFETIME_S, MAX_NAME_CHARS } from '../accounts/key-service';
 import { DEFAULT_SCOPES, isScope, isTier, SCOPES, type Scope } from '../accounts/tiers';
 import { systemClock } from '../clock';
 import { loadConfig } from '../config';
@@ -65,8 +66,8 @@ Create an API key for an account, printed once.
 
   --scopes            comma-separated: forecast:read, data:write, audit, subscriptions, keys:admin
                       (default: all but keys:admin)
-  --expires-in-days   lifetime in days (default: never expires)
-  --name              a name to recognise the key by
+  --expires-in-days   lifetime in days, at most 3650 (default: never expires)
+  --name              a name to recognise the key by (at most 100 characters)
   --json              print {"account_id","key_id","api_key","scopes"} as one JSON line`,
   'keys revoke': `usage: forecast keys revoke --account ACCT --key KEY_ID
 
@@ -226,16 +227,24 @@ async function keysCommand(sub: string | undefined, args: ParsedArgs, env: NodeJ
   if (sub === 'create') {
     allowOnly(args, ['account', 'scopes', 'expires-in-days', 'name', 'json']);
     const account = requiredOption(args, 'account');
+    // The API's rules for a key (KeyService.CreateKey) hold here too: found by QA, a key made to
+    // expire in 1e10 days broke the account's key list (500) for good.
     const scopesText = optionValue(args, 'scopes');
-    const scopes: Scope[] = scopesText ? scopesText.split(',').map((s) => s.trim()).filter(Boolean) as Scope[] : [...DEFAULT_SCOPES];
+    const scopes: Scope[] = scopesText === undefined ? [...DEFAULT_SCOPES] : [...new Set(scopesText.split(',').map((s) => s.trim()).filter(Boolean))] as Scope[];
+    if (scopes.length === 0) throw new UsageError(`--scopes needs at least one scope; scopes are ${SCOPES.join(', ')}`);
     for (const s of scopes) if (!isScope(s)) throw new UsageError(`unknown scope ${s}; scopes are ${SCOPES.join(', ')}`);
     const days = optionValue(args, 'expires-in-days');
+    const maxDays = MAX_LIFETIME_S / 86_400;
+    if (days !== undefined && !(/^\d+(\.\d+)?$/.test(days) && Number(days) > 0 && Number(days) <= maxDays)) {
+      throw new UsageError(`--expires-in-days must be a number of days above 0 and at most ${maxDays}, got ${days}`);
+    }
+    const name = optionValue(args, 'name') ?? '';
+    if (name.length > MAX_NAME_CHARS) throw new UsageError(`--name must be at most ${MAX_NAME_CHARS} characters`);
     const now = systemClock.now();
-    const expireTime = days === undefined ? null : now + Number(days) * 86_400_000;
-    if (days !== undefined && !(Number(days) > 0)) throw new UsageError('--expires-in-days must be a positive number');
+    const expireTime = days === undefined ? null : now + Math.round(Number(days) * 86_400_000);
     const created = await withAccounts(env, async (s) => {
       if (!(await s.getAccount(account))) throw new Error(`no account ${account}`);
-      return s.createKey(account, scopes, expireTime, optionValue(args, 'name') ?? '', { createTime: now });
+      return s.createKey(account, scopes, expireTime, name, { createTime: now });
     });
     if (args.options.get('json')) {
       process.stdout.write(JSON.stringify({ account_id: account, key_id: created.key.id, api_key: created.apiKey, scopes }) + '\n');

@@ -91,3 +91,28 @@ test('every command and subcommand answers --help (and -h) with its usage, exit 
   }
   assert.equal(existsSync(join(dir, 'never.db')), false, 'no command ran');
 });
+
+test('keys create holds to the API rules for a key: a lifetime past 10 years, a long name or no scope is a usage error, and no key is made', async () => {
+  // Found by QA: `--expires-in-days 1e10` made a key whose expiry no date can hold, and the
+  // account's key list answered 500 from then on.
+  const fresh = await freshDatabaseUrl();
+  const env = { DATABASE_URL: fresh.url, ...(fresh.masterKey && { MASTER_KEY: fresh.masterKey }) };
+  const { account_id } = JSON.parse(cli(['accounts', 'create', '--tier', 'free', '--json'], env).out.trim());
+  const admin = JSON.parse(cli(['keys', 'create', '--account', account_id, '--scopes', 'keys:admin', '--expires-in-days', '0.5', '--json'], env).out.trim());
+  for (const bad of [['--expires-in-days', '1e10'], ['--expires-in-days', '1e308'], ['--expires-in-days', '3651'], ['--expires-in-days', '0x10'], ['--expires-in-days', '-1'], ['--name', 'n'.repeat(101)], ['--scopes', ',,']]) {
+    const r = cli(['keys', 'create', '--account', account_id, ...bad], env);
+    assert.equal(r.code, 2, `${bad.join(' ')}: ${r.out}`);
+    assert.match(r.err, new RegExp(`^forecast: ${bad[0]}`), bad.join(' '));
+  }
+  assert.equal(cli(['keys', 'create', '--account', account_id, '--expires-in-days', '3650', '--name', 'n'.repeat(100)], env).code, 0);
+  const t = await startTestService({ env });
+  try {
+    const res = await fetch(`${t.baseUrl}/v1/keys`, { headers: { authorization: `Bearer ${admin.api_key}` } });
+    assert.equal(res.status, 200, await res.clone().text());
+    const { keys } = (await res.json()) as { keys: { expire_time: string }[] };
+    assert.equal(keys.length, 3);
+  } finally {
+    await t.close();
+    await fresh.drop();
+  }
+});
