@@ -8,6 +8,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { gunzipSync } from 'node:zlib';
+import { MAX_SEASON_LENGTH } from '../entities/frequency';
 import { UsageError } from './args';
 
 /** One benchmark series. */
@@ -98,7 +99,7 @@ export function loadBenchmark(file: string, limit?: number): BenchmarkSeries[] {
     if (!train || train.length === 0) throw new Error(`${where}: "train" must be a non-empty array of numbers`);
     if (!test || test.length === 0) throw new Error(`${where}: "test" must be a non-empty array of numbers`);
     const period = r.period === undefined ? 1 : Number(r.period);
-    if (!Number.isInteger(period) || period < 1) throw new Error(`${where}: "period" must be a positive integer`);
+    if (!Number.isInteger(period) || period < 1 || period > MAX_SEASON_LENGTH) throw new Error(`${where}: "period" must be an integer 1..${MAX_SEASON_LENGTH}`);
     const horizon = r.horizon === undefined ? test.length : Number(r.horizon);
     if (horizon !== test.length) throw new Error(`${where}: "horizon" ${horizon} but "test" has ${test.length} values`);
     if (r.kind !== undefined && r.kind !== 'count' && r.kind !== 'continuous') throw new Error(`${where}: "kind" must be "count" or "continuous"`);

@@ -8,6 +8,7 @@
  * works; records are validated and the offending one named.
  */
 import { readFileSync } from 'node:fs';
+import { MAX_SEASON_LENGTH } from '../entities/frequency';
 
 /** One node of the grouped structure. */
 export interface HierarchyNode {
@@ -34,6 +35,9 @@ export interface HierarchyData {
   readonly nodes: readonly HierarchyNode[];
 }
 
+/** Most groupings a file may cross (found by QA: 30 of them asked for 2^30 aggregate sets and ran out of memory). */
+const MAX_GROUPINGS = 10;
+
 function fail(file: string, where: string, problem: string): never {
   throw new Error(`${file}: ${where}: ${problem}`);
 }
@@ -54,8 +58,10 @@ export function loadHierarchy(file: string, horizon?: number): HierarchyData {
   if (!levelNames || levelNames.length === 0) fail(file, '"levels"', 'must be a non-empty array of names');
   const groupings = raw.groupings === undefined ? [] : stringArray(raw.groupings);
   if (!groupings) fail(file, '"groupings"', 'must be an array of names');
+  // every subset of the groupings is a set of aggregates: 2^n of them
+  if (groupings.length > MAX_GROUPINGS) fail(file, '"groupings"', `at most ${MAX_GROUPINGS} (each doubles the aggregates), got ${groupings.length}`);
   const period = raw.period === undefined ? 1 : Number(raw.period);
-  if (!Number.isInteger(period) || period < 1) fail(file, '"period"', 'must be a positive integer');
+  if (!Number.isInteger(period) || period < 1 || period > MAX_SEASON_LENGTH) fail(file, '"period"', `must be an integer 1..${MAX_SEASON_LENGTH}`);
   if (!Array.isArray(raw.series) || raw.series.length === 0) fail(file, '"series"', 'must be a non-empty array');
   const length = Number(raw.length ?? (raw.series[0] as { values?: unknown[] })?.values?.length);
   const trainLength = Number(raw.train_length);

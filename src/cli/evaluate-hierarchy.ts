@@ -21,6 +21,9 @@ import { coherenceError, formatHierarchyReport, methodReport, scoreNodes, type M
 import { baseForecast, type BaseForecast, type HierarchyWorkerInput } from './evaluate-hierarchy-worker';
 import { progressPrinter, runWorkers } from './worker-batches';
 
+/** Most draws held in all (series × steps × draws), about 160 MB for each of the two grids. */
+const MAX_DRAW_VALUES = 20_000_000;
+
 function positiveInteger(text: string | undefined, name: string): number | undefined {
   if (text === undefined) return undefined;
   const n = Number(text);
@@ -36,6 +39,9 @@ export async function evaluateHierarchyCommand(argv: string[]): Promise<number> 
   if (!file) throw new UsageError('--data FILE.json is required');
   const data = loadHierarchy(file, positiveInteger(optionValue(args, 'horizon'), 'horizon'));
   const draws = positiveInteger(optionValue(args, 'draws'), 'draws') ?? DEFAULT_DRAWS;
+  // every node keeps its draws for every step, twice, until reconciled (found by QA: --draws 1e8 grew without end)
+  const maxDraws = Math.max(1, Math.floor(MAX_DRAW_VALUES / (data.nodes.length * data.horizon)));
+  if (draws > maxDraws) throw new UsageError(`--draws must be at most ${maxDraws} for ${data.nodes.length} series and horizon ${data.horizon}, got ${draws}`);
   const workers = Math.min(data.nodes.length, positiveInteger(optionValue(args, 'workers'), 'workers') ?? availableParallelism());
   const h = data.horizon;
 

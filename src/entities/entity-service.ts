@@ -20,7 +20,7 @@ import {
   sameRowContext,
   type RowContext,
 } from './entity-validation';
-import { checkFrequency, defaultSeasonLength, parseTime } from './frequency';
+import { checkFrequency, defaultSeasonLength, MAX_SEASON_LENGTH, parseTime } from './frequency';
 import type { IngestBatch, IngestGuard, ObservationStore } from './observation-store';
 import { CONTAINS, relationEndpoints } from '../graph/relation-endpoints';
 import type { RelationStore } from '../graph/relation-store';
@@ -158,8 +158,8 @@ export function entityService(deps: EntityServiceDeps): ServiceBinding {
         const { entity, type } = parseEntityId(req.entity);
         if (req.displayName.length > 200) throw invalidArgument('display_name', 'at most 200 characters');
         const frequency = req.frequency ? checkFrequency(req.frequency) : undefined;
-        if (req.seasonLength !== 0 && (!Number.isInteger(req.seasonLength) || req.seasonLength < 1 || req.seasonLength > 1000)) {
-          throw invalidArgument('season_length', `must be 1..1000 (0 = default), got ${req.seasonLength}`);
+        if (req.seasonLength !== 0 && (!Number.isInteger(req.seasonLength) || req.seasonLength < 1 || req.seasonLength > MAX_SEASON_LENGTH)) {
+          throw invalidArgument('season_length', `must be 1..${MAX_SEASON_LENGTH} (0 = default), got ${req.seasonLength}`);
         }
         const axes = checkAxes(req.axes);
         const parents = checkParents(req.parents, entity);

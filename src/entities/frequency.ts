@@ -49,6 +49,12 @@ export function checkFrequency(value: string, field = 'frequency'): Frequency {
   return value;
 }
 
+/**
+ * Longest seasonal period, in steps (an entity's `season_length`; the benchmark files' `period`
+ * too, whose engine allocates per season step: a period of 1e9 ran the CLI out of memory).
+ */
+export const MAX_SEASON_LENGTH = 1000;
+
 /** Default seasonal period of a frequency. */
 export function defaultSeasonLength(f: Frequency): number {
   return FREQUENCIES[f].season;
