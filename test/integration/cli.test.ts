@@ -6,6 +6,7 @@ import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { packageRoot } from '../../src/rpc/descriptors';
+import { openDatabase } from '../../src/store/database';
 import { freshDatabaseUrl } from '../helpers/database';
 import { startTestService } from '../helpers/service';
 
@@ -113,6 +114,28 @@ test('keys create holds to the API rules for a key: a lifetime past 10 years, a 
     assert.equal(keys.length, 3);
   } finally {
     await t.close();
+    await fresh.drop();
+  }
+});
+
+test('accounts create refuses an --email sign-up would refuse (empty, control characters), and makes no account', async () => {
+  const fresh = await freshDatabaseUrl();
+  const env = { DATABASE_URL: fresh.url, ...(fresh.masterKey && { MASTER_KEY: fresh.masterKey }) };
+  try {
+    for (const email of ['', 'a\u001b[31m@example.com', 'no-at-sign', `${'a'.repeat(250)}@example.com`]) {
+      const r = cli(['accounts', 'create', '--tier', 'free', '--email', email], env);
+      assert.equal(r.code, 2, `${JSON.stringify(email)}: ${r.out}`);
+      assert.match(r.err, /^forecast: --email ".*" is not a valid email address/);
+    }
+    assert.equal(cli(['accounts', 'create', '--tier', 'free', '--email', 'ops+1@example.com'], env).code, 0);
+    const database = await openDatabase(fresh.url);
+    try {
+      const rows = await database.db.selectFrom('accounts').select('email').execute();
+      assert.deepEqual(rows.map((r) => r.email), ['ops+1@example.com']);
+    } finally {
+      await database.close();
+    }
+  } finally {
     await fresh.drop();
   }
 });
