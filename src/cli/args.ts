@@ -5,7 +5,11 @@ export interface ParsedArgs {
   readonly options: Map<string, string | true>;
 }
 
-/** Parse argv; `flags` are the options that take no value. Unknown options are kept for the command to judge. */
+/**
+ * Parse argv; `flags` are the options that take no value. Unknown options are kept for the command
+ * to judge. An option given twice is a usage error: which one was meant cannot be known (found by
+ * QA: `accounts create --tier free --tier enterprise` silently made an enterprise account).
+ */
 export function parseArgs(argv: readonly string[], flags: readonly string[] = []): ParsedArgs {
   const positionals: string[] = [];
   const options = new Map<string, string | true>();
@@ -17,6 +21,7 @@ export function parseArgs(argv: readonly string[], flags: readonly string[] = []
     }
     const eq = a.indexOf('=');
     const name = a.slice(2, eq === -1 ? undefined : eq);
+    if (options.has(name)) throw new UsageError(`--${name} is given more than once`);
     if (eq !== -1) options.set(name, a.slice(eq + 1));
     else if (flags.includes(name)) options.set(name, true);
     else if (i + 1 < argv.length) options.set(name, argv[++i]);

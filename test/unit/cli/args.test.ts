@@ -1,0 +1,20 @@
+/** The CLI's argument parser (src/cli/args.ts). */
+import { test } from '@jest/globals';
+import assert from 'node:assert/strict';
+import { parseArgs, UsageError } from '../../../src/cli/args';
+
+test('options with values, flags and positionals', () => {
+  const args = parseArgs(['verify', '--jwks', 'k.json', '--json', '--tier=pro'], ['json']);
+  assert.deepEqual(args.positionals, ['verify']);
+  assert.deepEqual([...args.options], [['jwks', 'k.json'], ['json', true], ['tier', 'pro']]);
+});
+
+test('an option given twice is a usage error, whatever its form (found by QA: the last one silently won)', () => {
+  for (const argv of [['--tier', 'free', '--tier', 'enterprise'], ['--tier=free', '--tier', 'free'], ['--json', '--json']]) {
+    assert.throws(() => parseArgs(argv, ['json']), (err: unknown) => err instanceof UsageError && /^--(tier|json) is given more than once$/.test(err.message), argv.join(' '));
+  }
+});
+
+test('an option without its value is a usage error', () => {
+  assert.throws(() => parseArgs(['--tier']), /--tier needs a value/);
+});
