@@ -51,6 +51,8 @@ export function siteHandlers(pipeline: Pipeline, routes: RouteTable, options: Si
   router.use('/docs/assets', (req: Request, _res: Response, next: NextFunction) => (SWAGGER_UI_FILES.has(req.path) ? next() : next('router')));
   router.use('/docs/assets', express.static(SWAGGER_UI, { index: false, redirect: false, maxAge: '1h' }));
   router.post('/signup', express.urlencoded({ extended: false, limit: '8kb' }), async (req: Request, res: Response) => {
+    // The answer may show a new API key: no cache (browser, proxy, back button) may keep it.
+    res.setHeader('cache-control', 'no-store');
     const entry = pipeline.methods.get('/forecast.v1.AccountService/SignUp')!;
     const email = typeof req.body?.email === 'string' ? req.body.email : '';
     const outcome = await pipeline.unary(entry, () => ({ email }), {

@@ -141,3 +141,19 @@ test('the page is served at / with local assets, and the form works without Java
   const badHtml = await bad.text();
   assert.ok(badHtml.includes('&lt;script&gt;') && !badHtml.includes('"<script>'), 'error text is escaped');
 });
+
+test('the form\'s answers, the one showing a new key above all, are never cached (found by QA: no Cache-Control)', async () => {
+  const other = await startTestService();
+  try {
+    const post = (body: string) => fetch(`${other.baseUrl}/signup`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body });
+    const ok = await post('email=cache%40example.com');
+    assert.equal(ok.status, 200);
+    assert.match(await ok.text(), /<code id="api-key">fk_live_/);
+    assert.equal(ok.headers.get('cache-control'), 'no-store');
+    const bad = await post('email=nope');
+    assert.equal(bad.status, 400);
+    assert.equal(bad.headers.get('cache-control'), 'no-store');
+  } finally {
+    await other.close();
+  }
+});
