@@ -31,6 +31,24 @@ function escapeHtml(s: string): string {
   return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 }
 
+/**
+ * Whether a form post was sent by a page of another site. Browsers say so in Sec-Fetch-Site (every
+ * current one), older ones at least in Origin (compared by host: behind a TLS proxy the scheme
+ * differs); a client that sends neither is no browser being misused. Found by QA: any site could
+ * make its visitors' browsers sign up, each visitor's address lending its own hourly allowance.
+ */
+function crossSite(req: Request): boolean {
+  const site = req.headers['sec-fetch-site'];
+  if (site !== undefined) return site !== 'same-origin' && site !== 'none';
+  const origin = req.headers.origin;
+  if (origin === undefined) return false;
+  try {
+    return new URL(origin).host !== req.get('host');
+  } catch {
+    return true; // "null" (a sandboxed or privacy-sensitive context) or garbage
+  }
+}
+
 /** Express handlers for the site, to mount before the API gateway. */
 export function siteHandlers(pipeline: Pipeline, routes: RouteTable, options: SiteOptions = {}): express.RequestHandler[] {
   const router = express.Router();
@@ -53,6 +71,8 @@ export function siteHandlers(pipeline: Pipeline, routes: RouteTable, options: Si
   router.post('/signup', express.urlencoded({ extended: false, limit: '8kb' }), async (req: Request, res: Response) => {
     // The answer may show a new API key: no cache (browser, proxy, back button) may keep it.
     res.setHeader('cache-control', 'no-store');
+    const withError = (message: string) => index.replace(/<p id="signup-error"[^>]*><\/p>/, `<p id="signup-error" class="error" role="alert">${escapeHtml(message)}</p>`);
+    if (crossSite(req)) return page(res, 403, withError('sign up from the form on this site'));
     const entry = pipeline.methods.get('/forecast.v1.AccountService/SignUp')!;
     const email = typeof req.body?.email === 'string' ? req.body.email : '';
     const outcome = await pipeline.unary(entry, () => ({ email }), {
@@ -65,10 +85,7 @@ export function siteHandlers(pipeline: Pipeline, routes: RouteTable, options: Si
       headerValues: (name) => req.headersDistinct[name] ?? [],
     });
     res.setHeader('request-id', outcome.headers['request-id']);
-    if (!outcome.ok) {
-      const msg = `<p id="signup-error" class="error" role="alert">${escapeHtml(outcome.error.message)}</p>`;
-      return page(res, outcome.error.httpStatus, index.replace(/<p id="signup-error"[^>]*><\/p>/, msg));
-    }
+    if (!outcome.ok) return page(res, outcome.error.httpStatus, withError(outcome.error.message));
     const r = outcome.response as { apiKey: string };
     const origin = `${req.protocol}://${req.get('host')}`;
     const html = index

@@ -157,3 +157,35 @@ test('the form\'s answers, the one showing a new key above all, are never cached
     await other.close();
   }
 });
+
+test('a form post sent by another site\'s page is refused (403) and makes no account; the site\'s own page and clients that are no browser sign up (found by QA: any site could make its visitors sign up)', async () => {
+  const other = await startTestService();
+  try {
+    const host = new URL(other.baseUrl).host;
+    const post = (headers: Record<string, string>, email: string) =>
+      fetch(`${other.baseUrl}/signup`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: `email=${encodeURIComponent(email)}` });
+    const refused: Record<string, string>[] = [
+      { 'sec-fetch-site': 'cross-site', origin: 'https://evil.example' },
+      { 'sec-fetch-site': 'same-site', origin: 'https://sub.example' },
+      { origin: 'https://evil.example' },
+      { origin: 'null' },
+    ];
+    for (const [i, headers] of refused.entries()) {
+      const r = await post(headers, `csrf${i}@example.com`);
+      assert.equal(r.status, 403, JSON.stringify(headers));
+      const html = await r.text();
+      assert.ok(!html.includes('fk_live_'), 'no key');
+      assert.match(html, /<p id="signup-error" class="error" role="alert">sign up from the form on this site<\/p>/);
+    }
+    const allowed: Record<string, string>[] = [{ 'sec-fetch-site': 'same-origin', origin: `https://${host}` }, { origin: `http://${host}` }, {}];
+    for (const [i, headers] of allowed.entries()) {
+      const r = await post(headers, `own${i}@example.com`);
+      assert.equal(r.status, 200, JSON.stringify(headers));
+      assert.match(await r.text(), /<code id="api-key">fk_live_/);
+    }
+    // the refused posts used none of this address's hourly allowance (5): two more still succeed
+    for (const i of [3, 4]) assert.equal((await post({}, `own${i}@example.com`)).status, 200);
+  } finally {
+    await other.close();
+  }
+});
