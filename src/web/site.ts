@@ -71,7 +71,9 @@ export function siteHandlers(pipeline: Pipeline, routes: RouteTable, options: Si
   router.post('/signup', express.urlencoded({ extended: false, limit: '8kb' }), async (req: Request, res: Response) => {
     // The answer may show a new API key: no cache (browser, proxy, back button) may keep it.
     res.setHeader('cache-control', 'no-store');
-    const withError = (message: string) => index.replace(/<p id="signup-error"[^>]*><\/p>/, `<p id="signup-error" class="error" role="alert">${escapeHtml(message)}</p>`);
+    // Inserted by function, never as a replacement string: `$'` or `$&` in what a client sent (an
+    // email, the Host header) would otherwise paste parts of the page into it (found by QA).
+    const withError = (message: string) => index.replace(/<p id="signup-error"[^>]*><\/p>/, () => `<p id="signup-error" class="error" role="alert">${escapeHtml(message)}</p>`);
     if (crossSite(req)) return page(res, 403, withError('sign up from the form on this site'));
     const entry = pipeline.methods.get('/forecast.v1.AccountService/SignUp')!;
     const email = typeof req.body?.email === 'string' ? req.body.email : '';
@@ -90,8 +92,8 @@ export function siteHandlers(pipeline: Pipeline, routes: RouteTable, options: Si
     const origin = `${req.protocol}://${req.get('host')}`;
     const html = index
       .replace('<div id="result" class="result" hidden', '<div id="result" class="result"')
-      .replace('<code id="api-key"></code>', `<code id="api-key">${escapeHtml(r.apiKey)}</code>`)
-      .replace('<code id="curl-example"></code>', `<code id="curl-example">curl ${escapeHtml(origin)}/v1/account \\\n  -H "Authorization: Bearer ${escapeHtml(r.apiKey)}"</code>`)
+      .replace('<code id="api-key"></code>', () => `<code id="api-key">${escapeHtml(r.apiKey)}</code>`)
+      .replace('<code id="curl-example"></code>', () => `<code id="curl-example">curl ${escapeHtml(origin)}/v1/account \\\n  -H "Authorization: Bearer ${escapeHtml(r.apiKey)}"</code>`)
       .replace('<form id="signup-form"', '<form id="signup-form" hidden');
     return page(res, 200, html);
   });

@@ -189,3 +189,15 @@ test('a form post sent by another site\'s page is refused (403) and makes no acc
     await other.close();
   }
 });
+
+test('what a client sends is shown as sent: `$\'` or `$&` in an email pastes no part of the page into it (found by QA)', async () => {
+  for (const email of ["$'x", '$&y', '$`z']) {
+    const r = await fetch(`${t.baseUrl}/signup`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `email=${encodeURIComponent(email)}` });
+    assert.equal(r.status, 400);
+    const html = await r.text();
+    const shown = /<p id="signup-error" class="error" role="alert">([^<]*)<\/p>/.exec(html)?.[1];
+    const escaped = email.replace(/&/g, '&amp;').replace(/'/g, '&#39;');
+    assert.equal(shown, `email: &quot;${escaped}&quot; is not a valid email address`, email);
+    assert.equal(html.split('<form id="signup-form"').length, 2, `${email}: one form`);
+  }
+});
