@@ -233,3 +233,20 @@ function isOrigin(text: string): boolean {
     return false;
   }
 }
+
+/**
+ * `DATABASE_URL` fit to print (the start-up banner, hints): a PostgreSQL password, in the user part
+ * or a `password` parameter, shown as `***`. Found by QA: `forecast serve` printed the whole URL,
+ * password included, to stdout, which usually ends up in a log.
+ */
+export function printableDatabaseUrl(url: string): string {
+  if (url.startsWith('sqlite:')) return url;
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    if (parsed.searchParams.has('password')) parsed.searchParams.set('password', '***');
+    return parsed.toString();
+  } catch {
+    return `${/^[a-z][a-z0-9+.-]*:/i.exec(url)?.[0] ?? ''}//…`; // unreadable: the scheme only
+  }
+}

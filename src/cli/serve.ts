@@ -1,7 +1,7 @@
 /** `forecast serve`: start both servers; with `--init-local-account`, make a first account and print its key. */
 import { startService } from '../service';
 import { SCOPES } from '../accounts/tiers';
-import type { Config } from '../config';
+import { printableDatabaseUrl, type Config } from '../config';
 import { allowOnly, type ParsedArgs } from './args';
 import { loadDemoData } from '../oracle/demo-data';
 import { createLogger } from '../log';
@@ -34,7 +34,7 @@ export async function serveCommand(args: ParsedArgs, config: Config): Promise<nu
   const base = `http://${config.host}:${service.httpPort}`;
   const out: string[] = [
     `forecast service running`,
-    `  REST  ${base}/v1/   (database ${config.databaseUrl})`,
+    `  REST  ${base}/v1/   (database ${printableDatabaseUrl(config.databaseUrl)})`,
     `  gRPC  ${config.host}:${service.grpcPort}   (reflection and grpc.health.v1 enabled)`,
   ];
   if (args.options.get('init-local-account')) {
@@ -61,7 +61,7 @@ export async function serveCommand(args: ParsedArgs, config: Config): Promise<nu
       out.push(
         ``,
         `Local account ${existing.id} exists (its key was printed on first start). A new key:`,
-        `  DATABASE_URL=${config.databaseUrl} npx forecast keys create --account ${existing.id}`,
+        `  DATABASE_URL=${printableDatabaseUrl(config.databaseUrl)} npx forecast keys create --account ${existing.id}`,
       );
     }
   }
