@@ -40,7 +40,13 @@ export function optionValue(args: ParsedArgs, name: string): string | undefined 
   return v;
 }
 
-/** Refuse options the command does not know. */
-export function allowOnly(args: ParsedArgs, known: readonly string[]): void {
+/**
+ * Refuse options the command does not know, and arguments beyond the `positionals` it takes (found
+ * by QA: in `keys create --account A -scopes forecast:read` the single-dash word was dropped
+ * without a word, and the key got the default scopes, more than were asked for).
+ */
+export function allowOnly(args: ParsedArgs, known: readonly string[], positionals = 0): void {
   for (const name of args.options.keys()) if (!known.includes(name)) throw new UsageError(`unknown option --${name}`);
+  const extra = args.positionals[positionals];
+  if (extra !== undefined) throw new UsageError(`unexpected argument ${JSON.stringify(extra)}${extra.startsWith('-') ? ' (options start with --)' : ''}`);
 }

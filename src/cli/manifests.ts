@@ -48,8 +48,8 @@ export async function manifestsCommand(argv: readonly string[], env: NodeJS.Proc
   const [sub, ...rest] = argv;
   if (sub !== 'verify') throw new UsageError('manifests needs a subcommand: verify');
   const args = parseArgs(rest);
-  allowOnly(args, ['jwks']);
   if (args.positionals.length !== 1) throw new UsageError('manifests verify takes one FILE (a manifest JSON or a DSSE envelope)');
+  allowOnly(args, ['jwks'], 1);
   const [file] = args.positionals;
   try {
     const text = readText(file, 'the file');

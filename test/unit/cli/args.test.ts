@@ -1,7 +1,7 @@
 /** The CLI's argument parser (src/cli/args.ts). */
 import { test } from '@jest/globals';
 import assert from 'node:assert/strict';
-import { parseArgs, UsageError } from '../../../src/cli/args';
+import { allowOnly, parseArgs, UsageError } from '../../../src/cli/args';
 
 test('options with values, flags and positionals', () => {
   const args = parseArgs(['verify', '--jwks', 'k.json', '--json', '--tier=pro'], ['json']);
@@ -17,4 +17,13 @@ test('an option given twice is a usage error, whatever its form (found by QA: th
 
 test('an option without its value is a usage error', () => {
   assert.throws(() => parseArgs(['--tier']), /--tier needs a value/);
+});
+
+test('allowOnly refuses unknown options and arguments beyond those the command takes, a single-dash word included (found by QA: dropped silently)', () => {
+  const check = (argv: string[], positionals: number) => allowOnly(parseArgs(argv, ['json']), ['account', 'scopes', 'json'], positionals);
+  check(['--account', 'a', '--json'], 0);
+  check(['FILE', '--account', 'a'], 1);
+  assert.throws(() => check(['--account', 'a', '-scopes', 'forecast:read'], 0), /^Error: unexpected argument "-scopes" \(options start with --\)$/);
+  assert.throws(() => check(['FILE', 'extra'], 1), /^Error: unexpected argument "extra"$/);
+  assert.throws(() => check(['--bogus=1'], 0), /unknown option --bogus/);
 });
