@@ -109,7 +109,8 @@ benchmark file: MASE, RMSSE, scaled CRPS and 95% coverage per level and overall.
 
 Receive webhooks, print the verified ones and refuse forged or stale ones (400).
 
-  --secret   the subscription's signing secret; required
+  --secret   the subscription's signing secret; required, unless FORECAST_WEBHOOK_SECRET holds it
+             (better: a command line is visible to every user of the machine)
   --port     port to listen on (default 0: any free port, printed)
   --host     address to listen on (default 127.0.0.1)
   --json     print each verified event as one JSON line`,
@@ -144,7 +145,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
       case 'keys':
         return await keysCommand(sub, parseArgs(rest, ['json']), env);
       case 'webhooks':
-        return await webhooksCommand(sub, parseArgs(rest, ['json']));
+        return await webhooksCommand(sub, parseArgs(rest, ['json']), env);
       case 'signing-keys':
         return await signingKeysCommand(argv.slice(1), env);
       case 'manifests':

@@ -1,5 +1,6 @@
 /**
- * `forecast webhooks listen --port N --secret whsec_… [--host H] [--json]`: a small receiver so a
+ * `forecast webhooks listen --port N --secret whsec_… [--host H] [--json]` (or the secret in
+ * `FORECAST_WEBHOOK_SECRET`, out of sight of other users' `ps`): a small receiver so a
  * user can watch alerts arrive without writing code. Every POST is verified as a receiver should
  * (both signature forms with the secret, timestamp within 5 minutes, a webhook-id seen before is
  * acknowledged but not printed again); verified events are printed on stdout and answered 204,
@@ -33,11 +34,13 @@ export function describeEvent(event: { id: string; type: string; created_at: str
   return `${event.created_at} ${event.type} ${JSON.stringify(d)} (${event.id})`;
 }
 
-export async function webhooksCommand(sub: string | undefined, args: ParsedArgs): Promise<number> {
+export async function webhooksCommand(sub: string | undefined, args: ParsedArgs, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   if (sub !== 'listen') throw new UsageError('webhooks needs a subcommand: listen');
   allowOnly(args, ['port', 'secret', 'host', 'json']);
-  const secret = optionValue(args, 'secret');
-  if (!secret) throw new UsageError('--secret is required (the whsec_… secret shown when the subscription was created)');
+  // The environment keeps the secret out of the command line, which every local user can read
+  // (ps, /proc/PID/cmdline); found by QA.
+  const secret = optionValue(args, 'secret') ?? env.FORECAST_WEBHOOK_SECRET;
+  if (!secret) throw new UsageError('--secret or FORECAST_WEBHOOK_SECRET is required (the whsec_… secret shown when the subscription was created)');
   try {
     secretKey(secret);
   } catch (err) {

@@ -5,6 +5,7 @@
 import { afterAll, test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { packageRoot } from '../../src/rpc/descriptors';
 import { signatureHeaders } from '../../src/subscriptions/webhook-signature';
@@ -104,4 +105,24 @@ test('usage mistakes exit 2', () => {
   assert.equal(run(['listen', '--secret', 'hunter2']), 2);
   assert.equal(run(['listen', '--secret', 'whsec_' + Buffer.alloc(32).toString('base64'), '--port', '99999']), 2);
   assert.equal(run(['serve-me']), 2);
+});
+
+test('the secret may come from FORECAST_WEBHOOK_SECRET, out of the command line every local user can read (found by QA)', async () => {
+  const secret = 'whsec_' + Buffer.alloc(32, 7).toString('base64');
+  const listener = spawn(process.execPath, [bin, 'webhooks', 'listen', '--port', '0'], { env: { ...process.env, FORECAST_WEBHOOK_SECRET: secret }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise<number | null>((resolve) => listener.once('exit', resolve));
+  try {
+    const out = watch(listener.stdout!);
+    const err = watch(listener.stderr!);
+    const listening = err.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+\/)/);
+    const [, url] = await Promise.race([listening, exited.then((code) => Promise.reject(new Error(`the listener exited (${code}): ${err.text()}`)))]);
+    const body = JSON.stringify({ id: 'evt_env', type: 'subscription.test', created_at: '2026-01-01T00:00:00Z', data: {} });
+    const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...signatureHeaders('evt_env', Math.floor(Date.now() / 1000), body, [secret]) }, body });
+    assert.equal(res.status, 204);
+    await out.waitFor(/subscription\.test .*\(evt_env\)/);
+    assert.ok(!readFileSync(`/proc/${listener.pid}/cmdline`, 'utf8').includes('whsec_'));
+  } finally {
+    listener.kill('SIGTERM');
+    await exited;
+  }
 });
