@@ -19,7 +19,7 @@ import { allowOnly, optionValue, parseArgs, UsageError } from './args';
 import { loadHierarchy } from './evaluate-hierarchy-data';
 import { coherenceError, formatHierarchyReport, methodReport, scoreNodes, type MethodReport } from './evaluate-hierarchy-report';
 import { baseForecast, type BaseForecast, type HierarchyWorkerInput } from './evaluate-hierarchy-worker';
-import { progressPrinter, runWorkers } from './worker-batches';
+import { MAX_WORKERS, progressPrinter, runWorkers } from './worker-batches';
 
 /** Most draws held in all (series × steps × draws), about 160 MB for each of the two grids. */
 const MAX_DRAW_VALUES = 20_000_000;
@@ -42,7 +42,9 @@ export async function evaluateHierarchyCommand(argv: string[]): Promise<number> 
   // every node keeps its draws for every step, twice, until reconciled (found by QA: --draws 1e8 grew without end)
   const maxDraws = Math.max(1, Math.floor(MAX_DRAW_VALUES / (data.nodes.length * data.horizon)));
   if (draws > maxDraws) throw new UsageError(`--draws must be at most ${maxDraws} for ${data.nodes.length} series and horizon ${data.horizon}, got ${draws}`);
-  const workers = Math.min(data.nodes.length, positiveInteger(optionValue(args, 'workers'), 'workers') ?? availableParallelism());
+  const asked = positiveInteger(optionValue(args, 'workers'), 'workers');
+  if (asked !== undefined && asked > MAX_WORKERS) throw new UsageError(`--workers must be at most ${MAX_WORKERS}, got ${asked}`);
+  const workers = Math.min(data.nodes.length, asked ?? Math.min(availableParallelism(), MAX_WORKERS));
   const h = data.horizon;
 
   const t0 = performance.now();

@@ -17,7 +17,7 @@ import { evaluationSeries, MIN_HISTORY, reshapes, type BenchmarkSeries, type Ser
 import { formatByHorizon, formatByOrigin, formatReports, modelReport, type FullModelReport } from './evaluate-report';
 import { evaluateSeries, PINBALL_PROBS, type SeriesResult } from './evaluate-series';
 import type { WorkerInput } from './evaluate-worker';
-import { progressPrinter, runWorkers } from './worker-batches';
+import { MAX_WORKERS, progressPrinter, runWorkers } from './worker-batches';
 
 /** `forecast evaluate --help`. */
 export const USAGE = `usage: forecast evaluate --data FILE.jsonl [options]
@@ -39,7 +39,7 @@ coverage of the central interval, and the scaled pinball loss (SPL) of quantiles
   --origins N          also forecast from the N-1 origins before the file's own, one step apart,
                        each scored on the horizon after it; prints the figures per origin
   --history N          keep only the last N values before each origin (short-history behaviour)
-  --workers N          worker threads (default: one per core)
+  --workers N          worker threads, at most 64 (default: one per core)
   --by-horizon         also print coverage per horizon step (always in --json)
   --json               print only one JSON object on stdout (the table goes to stderr)
   --help               print this and exit`;
@@ -107,7 +107,8 @@ function parseInput(args: ParsedArgs): EvaluationInput {
   const group = optionValue(args, 'group');
   const select: SeriesSelection = { limit: positive('limit'), every: positive('every'), ...(group !== undefined ? { group } : {}) };
   const reshape: SeriesReshape = { aggregate: positive('aggregate'), horizon: positive('horizon'), origins: positive('origins'), history: positive('history') };
-  const workers = positive('workers') ?? availableParallelism();
+  const workers = positive('workers') ?? Math.min(availableParallelism(), MAX_WORKERS);
+  if (workers > MAX_WORKERS) throw new UsageError(`--workers must be at most ${MAX_WORKERS}, got ${workers}`);
   return { file, select, reshape, models, level: levelPct / 100, calibrate, kind, quantiles, workers };
 }
 

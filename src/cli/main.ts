@@ -101,7 +101,7 @@ benchmark file: MASE, RMSSE, scaled CRPS and 95% coverage per level and overall.
 
   --data      the hierarchy file (format: shared/data/hierarchy/README.md); required
   --horizon   test length (default: the file's)
-  --workers   worker threads (default: the machine's parallelism)
+  --workers   worker threads, at most 64 (default: the machine's parallelism)
   --draws     joint draws per step for the distributions
   --json      print the scores as one JSON object (the last line)`,
   webhooks: `usage: forecast webhooks listen --secret whsec_… [--port N] [--host H] [--json]`,

@@ -7,6 +7,12 @@ import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import { workerScript } from '../worker-script';
 
+/**
+ * Most worker threads `--workers` may ask for. Each holds its own engine and heap (about 30 MB):
+ * found by QA, `--workers 100` took 3.3 GB, and a thousand would take more than a machine has.
+ */
+export const MAX_WORKERS = 64;
+
 /** Indices per message: small, so the threads stay evenly loaded to the end. */
 const BATCH = 4;
 

@@ -2,7 +2,7 @@
  * The benchmark commands (`forecast evaluate`, `forecast evaluate-hierarchy`) on input that asks
  * for more memory than any machine has: each is refused at once, naming the value, instead of
  * running out of memory (found by QA: a record's "period" of 1e9 aborted V8, 30 groupings or
- * `--draws 1e8` grew by gigabytes without end).
+ * `--draws 1e8` grew by gigabytes without end, each of `--workers 100` threads took 30 MB).
  */
 import { test } from '@jest/globals';
 import assert from 'node:assert/strict';
@@ -20,7 +20,7 @@ function cli(args: string[]): { code: number | null; err: string } {
   return { code: r.status, err: r.stderr };
 }
 
-test('evaluate and evaluate-hierarchy refuse a period, groupings or draws beyond their limits, naming them', () => {
+test('evaluate and evaluate-hierarchy refuse a period, groupings, draws or workers beyond their limits, naming them', () => {
   const dir = mkdtempSync(join(tmpdir(), 'forecast-eval-input-'));
   const file = (name: string, content: unknown) => {
     const path = join(dir, name);
@@ -44,6 +44,8 @@ test('evaluate and evaluate-hierarchy refuse a period, groupings or draws beyond
     [['evaluate-hierarchy', '--data', bigPeriod, '--workers', '1'], 1, /"period": must be an integer 1\.\.1000/],
     [['evaluate-hierarchy', '--data', groupings, '--workers', '1'], 1, /"groupings": at most 10/],
     [['evaluate-hierarchy', '--data', plain, '--workers', '1', '--draws', '100000000'], 2, /--draws must be at most \d+ for 9 series and horizon 8, got 100000000/],
+    [['evaluate', '--data', file('ok.jsonl', JSON.stringify({ id: 'a', train, test: [1, 2] })), '--workers', '100000'], 2, /--workers must be at most 64, got 100000/],
+    [['evaluate-hierarchy', '--data', plain, '--workers', '100000'], 2, /--workers must be at most 64, got 100000/],
   ];
   for (const [args, code, message] of cases) {
     const r = cli(args);
