@@ -33,10 +33,14 @@ export function parseArgs(argv: readonly string[], flags: readonly string[] = []
 /** A usage mistake: printed without a stack, exit code 2. */
 export class UsageError extends Error {}
 
-/** The string value of an option, or undefined; throws if it was given as a bare flag. */
+/**
+ * The string value of an option, or undefined; throws if it was given as a bare flag or empty
+ * (found by QA: `webhooks listen --host ''` listened on every interface, `--port ''` on any port,
+ * `manifests verify --jwks ''` used the database's keys).
+ */
 export function optionValue(args: ParsedArgs, name: string): string | undefined {
   const v = args.options.get(name);
-  if (v === true) throw new UsageError(`--${name} needs a value`);
+  if (v === true || v === '') throw new UsageError(`--${name} needs a value`);
   return v;
 }
 

@@ -1,7 +1,7 @@
 /** The CLI's argument parser (src/cli/args.ts). */
 import { test } from '@jest/globals';
 import assert from 'node:assert/strict';
-import { allowOnly, parseArgs, UsageError } from '../../../src/cli/args';
+import { allowOnly, optionValue, parseArgs, UsageError } from '../../../src/cli/args';
 
 test('options with values, flags and positionals', () => {
   const args = parseArgs(['verify', '--jwks', 'k.json', '--json', '--tier=pro'], ['json']);
@@ -26,4 +26,10 @@ test('allowOnly refuses unknown options and arguments beyond those the command t
   assert.throws(() => check(['--account', 'a', '-scopes', 'forecast:read'], 0), /^Error: unexpected argument "-scopes" \(options start with --\)$/);
   assert.throws(() => check(['FILE', 'extra'], 1), /^Error: unexpected argument "extra"$/);
   assert.throws(() => check(['--bogus=1'], 0), /unknown option --bogus/);
+});
+
+test('an option given an empty value is a usage error, as one given none (found by QA: --host \'\' listened on every interface)', () => {
+  for (const argv of [['--host', ''], ['--host=']]) assert.throws(() => optionValue(parseArgs(argv), 'host'), /^Error: --host needs a value$/, argv.join(' '));
+  assert.equal(optionValue(parseArgs(['--host', '::1']), 'host'), '::1');
+  assert.equal(optionValue(parseArgs([]), 'host'), undefined);
 });
