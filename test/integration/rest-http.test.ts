@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, test } from '@jest/globals';
 import assert from 'node:assert/strict';
+import { SCOPES } from '../../src/accounts/tiers';
 import { loadConfig } from '../../src/config';
 import { rest } from '../helpers/dual';
 import { bodyOf, raw } from '../helpers/raw-http';
@@ -128,6 +129,25 @@ describe('issue 11 item 12 (REST)', () => {
       assert.match(res.headers.get('request-id') ?? '', /^req_/, path);
       assert.equal(res.headers.get('api-version'), '1.0.0', path);
     }
+  });
+});
+
+describe('caching', () => {
+  test('API answers are Cache-Control: no-store (a new key, account data, errors); the public JWKS may be cached; site assets keep their max-age', async () => {
+    const auth = { authorization: `Bearer ${key}` };
+    const admin = (await t.account('enterprise', SCOPES)).key;
+    const created = await fetch(`${t.baseUrl}/v1/keys`, { method: 'POST', headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'cached?' }) });
+    assert.equal(created.status, 200);
+    assert.match(((await created.json()) as { api_key: string }).api_key, /^fk_/);
+    assert.equal(created.headers.get('cache-control'), 'no-store');
+    for (const [path, status] of [['/v1/account', 200], ['/v1/entities/store:h', 200], ['/v1/entities/store:nope', 404]] as const) {
+      const res = await fetch(t.baseUrl + path, { headers: auth });
+      assert.equal(res.status, status, path);
+      assert.equal(res.headers.get('cache-control'), 'no-store', path);
+    }
+    assert.equal((await fetch(`${t.baseUrl}/v1/account`)).headers.get('cache-control'), 'no-store', 'a 401 too');
+    assert.match((await fetch(`${t.baseUrl}/v1/manifests/keys`)).headers.get('cache-control') ?? '', /^public, max-age=\d+$/);
+    assert.match((await fetch(`${t.baseUrl}/assets/styles.css`)).headers.get('cache-control') ?? '', /max-age=3600/);
   });
 });
 

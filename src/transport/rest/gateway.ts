@@ -98,6 +98,10 @@ async function serve(
   arrival: Arrival,
 ): Promise<void> {
   const incoming = new RestIncoming(req, res, arrival);
+  // No cache, browser's or proxy's, keeps an API answer (OWASP REST Security): they are one
+  // account's data, some carry secrets shown once (a new API key, a webhook secret) and an error
+  // is of its moment. An endpoint may say otherwise (the public JWKS: `public, max-age`).
+  res.setHeader('cache-control', 'no-store');
   // A misspelt deadline must not silently mean none: refused as the request is read (after
   // authentication, as any malformed request, so the answer carries what the others carry).
   const checkTimeout = () => {
