@@ -163,6 +163,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const scheme = /^[a-z][a-z0-9+.-]*:/i.exec(databaseUrl)?.[0] ?? 'no scheme';
     throw new Error(`DATABASE_URL must start with sqlite: or postgres://, got ${scheme}`);
   }
+  // Printed in the OpenAPI document's servers and in links: a page of the site may show it.
+  const publicBaseUrl = env.PUBLIC_BASE_URL || undefined;
+  if (publicBaseUrl !== undefined && !isBaseUrl(publicBaseUrl)) {
+    throw new Error(`PUBLIC_BASE_URL must be an http:// or https:// URL without credentials, query or fragment, got ${JSON.stringify(publicBaseUrl.slice(0, 100))}`);
+  }
   const compressionFlag = (env.COMPRESSION ?? 'off').toLowerCase();
   if (compressionFlag !== 'on' && compressionFlag !== 'off') throw new Error(`COMPRESSION must be on or off, got ${env.COMPRESSION}`);
   const positive = (name: string, fallback: number): number => {
@@ -197,7 +202,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     requestIdleTimeoutMs: integer('REQUEST_IDLE_TIMEOUT_MS', 30_000, 1),
     maxConnections: integer('MAX_CONNECTIONS', 4096, 1),
-    publicBaseUrl: env.PUBLIC_BASE_URL || undefined,
+    publicBaseUrl,
     masterKey: env.MASTER_KEY || undefined,
     masterKeyFile: env.MASTER_KEY_FILE || undefined,
     corsOrigins,
@@ -223,6 +228,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
  */
 function share(budget: number, fraction: number, stream: number): number {
   return Math.min(budget, Math.max(Math.floor(budget * fraction), stream + Math.ceil(stream / 16)));
+}
+
+/** Found by QA: `javascript:alert(1)` was taken. */
+function isBaseUrl(text: string): boolean {
+  try {
+    const url = new URL(text);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && !url.username && !url.password && !url.search && !url.hash && !text.includes('#') && !text.includes('?');
+  } catch {
+    return false;
+  }
 }
 
 function isOrigin(text: string): boolean {

@@ -21,6 +21,11 @@ export function isEmailAddress(email: string): boolean {
   return email.length <= 254 && EMAIL.test(email);
 }
 
+/** An email as accounts store it, trimmed and lower-cased (one address, one account, however it is typed). */
+export function normalEmail(email: string): string {
+  return email.trim().toLowerCase();
+}
+
 /**
  * The client a sign-up is counted against, from a peer as the transports give it: over REST the
  * address alone (`1.2.3.4`, `::ffff:1.2.3.4`, `2001:db8::1`), over gRPC the address and its port
@@ -41,7 +46,7 @@ export function accountService(deps: { usage: UsageStore; accounts: AccountStore
     signUp: {
       access: 'public',
       async handle(req, ctx) {
-        const email = req.email.trim().toLowerCase();
+        const email = normalEmail(req.email);
         if (!email) throw invalidArgument('email', 'is required');
         if (!isEmailAddress(email)) throw invalidArgument('email', `${quote(req.email)} is not a valid email address`);
         const address = signUpClient(ctx.peer, ctx.protocol);

@@ -3,7 +3,7 @@
  * `signing-keys rotate|list`, `manifests verify`, `evaluate`, `evaluate-hierarchy`, `webhooks listen`. Every command honours `DATABASE_URL` (and the rest of the environment config).
  */
 import { AccountStore } from '../accounts/account-store';
-import { isEmailAddress } from '../accounts/account-service';
+import { isEmailAddress, normalEmail } from '../accounts/account-service';
 import { MAX_LIFETIME_S, MAX_NAME_CHARS } from '../accounts/key-service';
 import { DEFAULT_SCOPES, isScope, isTier, SCOPES, type Scope } from '../accounts/tiers';
 import { systemClock } from '../clock';
@@ -204,9 +204,11 @@ async function accountsCommand(sub: string | undefined, args: ParsedArgs, env: N
   if (sub === 'create') {
     allowOnly(args, ['tier', 'email', 'json']);
     const tier = tierOption(args);
-    const email = optionValue(args, 'email') ?? null;
-    // as sign-up checks it (found by QA: an empty email, or one holding terminal escapes, was stored)
-    if (email !== null && !isEmailAddress(email)) throw new UsageError(`--email ${JSON.stringify(email)} is not a valid email address`);
+    const given = optionValue(args, 'email');
+    // as sign-up takes it (found by QA: an empty email, or one holding terminal escapes, was
+    // stored; and one in capitals was another account's address written differently)
+    const email = given === undefined ? null : normalEmail(given);
+    if (email !== null && !isEmailAddress(email)) throw new UsageError(`--email ${JSON.stringify(given)} is not a valid email address`);
     const { account, created } = await withAccounts(env, (s) => s.createAccount(tier, email));
     if (args.options.get('json')) {
       process.stdout.write(JSON.stringify({ account_id: account.id, api_key: created.apiKey, key_id: created.key.id, tier }) + '\n');

@@ -32,6 +32,10 @@ test('accounts create --json, keys create/revoke, set-tier; the keys work on the
   const dup = cli(['accounts', 'create', '--tier', 'free', '--email', 'ops@example.com'], env);
   assert.equal(dup.code, 1);
   assert.match(dup.err, /already exists/);
+  // the same address typed otherwise is the same address, as sign-up takes it
+  const upper = cli(['accounts', 'create', '--tier', 'free', '--email', ' Ops@Example.COM'], env);
+  assert.equal(upper.code, 1, upper.out);
+  assert.match(upper.err, /already exists/);
   assert.equal(cli(['accounts', 'create', '--tier', 'gold'], env).code, 2);
   assert.equal(cli(['accounts', 'set-tier', '--account', account_id, '--tier', 'pro'], env).code, 0);
   const key2 = JSON.parse(cli(['keys', 'create', '--account', account_id, '--scopes', 'forecast:read', '--json'], env).out.trim());

@@ -7,6 +7,8 @@
 import { afterAll, beforeAll, test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -92,6 +94,33 @@ test('verify: tampered, truncated, unknown-key and malformed input exit 1 naming
   assert.equal(missing.code, 1);
   assert.match(missing.err, /cannot read the file/);
   assert.equal((await cli(['manifests', 'verify'])).code, 2);
+});
+
+test('verify: a file or a JWKS URL that never ends is refused past 64 MiB, exit 1, no crash', async () => {
+  const zeros = await cli(['manifests', 'verify', '/dev/zero']);
+  assert.equal(zeros.code, 1, zeros.err);
+  assert.match(zeros.err, /the file \/dev\/zero is larger than 67108864 bytes/);
+  // a JWKS server whose answer never ends
+  const endless = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    const chunk = Buffer.alloc(1 << 20, 0x20);
+    const more = () => {
+      while (res.write(chunk));
+    };
+    res.on('drain', more);
+    res.on('error', () => undefined);
+    more();
+  });
+  await new Promise<void>((resolve) => endless.listen(0, '127.0.0.1', resolve));
+  try {
+    const m = file('manifest-endless.json', JSON.stringify(manifest));
+    const r = await cli(['manifests', 'verify', m, '--jwks', `http://127.0.0.1:${(endless.address() as AddressInfo).port}/keys`]);
+    assert.equal(r.code, 1, r.err);
+    assert.match(r.err, /the JWKS from http:\/\/127\.0\.0\.1:\d+\/keys is larger than 67108864 bytes/);
+  } finally {
+    endless.closeAllConnections();
+    endless.close();
+  }
 });
 
 test('signing-keys rotate from the CLI: the server signs with the new key from its next query; list shows every key', async () => {

@@ -197,6 +197,10 @@ describe('Express middleware in front of the API', () => {
     assert.throws(() => loadConfig({ CORS_ORIGINS: 'http://app.example/path' }), /CORS_ORIGINS/);
     assert.throws(() => loadConfig({ CORS_ORIGINS: 'app.example' }), /CORS_ORIGINS/);
     assert.throws(() => loadConfig({ COMPRESSION: 'maybe' }), /COMPRESSION/);
+    for (const bad of ['javascript:alert(1)', 'ftp://files.example', 'https://u:p@api.example', 'https://api.example/?x=1', 'https://api.example/#top', 'api.example']) {
+      assert.throws(() => loadConfig({ PUBLIC_BASE_URL: bad }), /PUBLIC_BASE_URL/, bad);
+    }
+    assert.equal(loadConfig({ PUBLIC_BASE_URL: 'https://api.example/forecast' }).publicBaseUrl, 'https://api.example/forecast');
     assert.deepEqual(loadConfig({}).corsOrigins, []);
   });
 });
