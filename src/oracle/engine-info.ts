@@ -121,8 +121,16 @@ import type { SeriesInfo } from '../engine/types';
  * found by QA: 33 hourly observations spread over 200,000 hours cost 25 s of CPU, the whole
  * interpolated grid fitted by the combination); where fewer than a model needs lie there, 422
  * says so. The longest benchmark series has 2,610 values: no benchmark figure can move.
+ * 1.18.0: Theta and DOTM find a cycle in 3 to 4 cycles of history (`seasonalityTest`, `r` form:
+ * X-11's F-test for stable seasonality where the autocorrelation test refuses; that test cannot
+ * pass a perfect cycle with under 4). M4 hourly held-out windows of 72 hours: the default
+ * combination's MASE 9.13 → 1.72, MSIS 53.3 → 15.3, 95% coverage 94.7% → 87.7% (the old
+ * coverage came from intervals around a flat day); from 96 hours on unchanged. No benchmark
+ * series has 3 to 4 cycles: every row identical at the table's precision; the M3 monthly priors
+ * refitted (validation histories of 36–47 months: MSIS of that class 6.80 → 6.15), which moves
+ * M3 monthly's MSIS 5.8476 → 5.8484 and coverage 95.619% → 95.627% (point forecasts identical).
  */
-export const ENGINE_INFO = { name: 'forecast-engine', version: '1.17.2', runtime: `node ${process.versions.node}` } as const;
+export const ENGINE_INFO = { name: 'forecast-engine', version: '1.18.0', runtime: `node ${process.versions.node}` } as const;
 
 /**
  * Seasonal periods for an entity: its season length first, plus the longer cycle its frequency

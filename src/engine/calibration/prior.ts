@@ -154,18 +154,18 @@ export const CALIBRATION_PRIORS: readonly CalibrationPrior[] = [
   },
   {
     model: 'theta+dotm+ets-fast', period: 12, length: '*', k0: 10, steps: 18,
-    lower: { a: 0.1862, b: -0.0886, c: 0.0384 }, upper: { a: 0.2155, b: -0.0972, c: 0.05 },
-    fittedOn: 'm3 monthly 2856; cross-fitted coverage 90.8% → 94.8%, MSIS 7.81 → 7.47',
+    lower: { a: 0.1839, b: -0.0796, c: 0.0354 }, upper: { a: 0.2139, b: -0.0912, c: 0.0481 },
+    fittedOn: 'm3 monthly 2856; cross-fitted coverage 90.8% → 94.8%, MSIS 7.74 → 7.40',
   },
   {
     model: 'theta+dotm+ets-fast', period: 12, length: 'l', k0: 10, steps: 18,
     lower: { a: 0.2132, b: -0.1312, c: 0.0465 }, upper: { a: 0.1814, b: -0.1315, c: 0.0588 },
-    fittedOn: 'm3 monthly 2122; cross-fitted coverage 91.3% → 94.7%, MSIS 6.36 → 6.10',
+    fittedOn: 'm3 monthly 2122; cross-fitted coverage 91.3% → 94.7%, MSIS 6.36 → 6.11',
   },
   {
     model: 'theta+dotm+ets-fast', period: 12, length: 'm', k0: 3, steps: 18,
-    lower: { a: 0.0225, b: 0.161, c: -0.041 }, upper: { a: 0.403, b: -0.0796, c: 0.0093 },
-    fittedOn: 'm3 monthly 393; cross-fitted coverage 91.2% → 95.1%, MSIS 7.05 → 6.80',
+    lower: { a: 0.0131, b: 0.2045, c: -0.0533 }, upper: { a: 0.3902, b: -0.0304, c: -0.0066 },
+    fittedOn: 'm3 monthly 393; cross-fitted coverage 90.9% → 95.1%, MSIS 6.60 → 6.15',
   },
   {
     model: 'theta+dotm+ets-fast', period: 12, length: 's', k0: 30, steps: 18,
@@ -190,7 +190,7 @@ export const CALIBRATION_PRIORS: readonly CalibrationPrior[] = [
   {
     model: 'theta+dotm+ets-fast', period: 4, length: 's', k0: 30, steps: 8,
     lower: { a: 0.0029, b: 0.1555, c: 0 }, upper: { a: 0.1324, b: 0.2952, c: 0 },
-    fittedOn: 'm3 quarterly 377; cross-fitted coverage 84.9% → 95.4%, MSIS 12.49 → 10.16',
+    fittedOn: 'm3 quarterly 377; cross-fitted coverage 84.9% → 95.4%, MSIS 12.49 → 10.17',
   },
 ];
 

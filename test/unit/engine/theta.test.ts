@@ -4,6 +4,7 @@ import { theta } from '../../../src/engine/models/theta';
 import { InsufficientDataError } from '../../../src/engine/errors';
 import { nelderMead } from '../../../src/engine/optim/nelder-mead';
 import { fitThetaCore } from '../../../src/engine/models/theta-fit';
+import { Rng } from '../../../src/engine/rng';
 import { fixtureJson } from '../../helpers/files';
 
 interface Case {
@@ -125,5 +126,25 @@ test('OTM/DOTM parameters reproduce their SSE in the reference recursion and bea
       });
       assert.ok(mine <= r.value * (1 + 1e-9), `${c.name} ${type}: ${mine} vs search ${r.value}`);
     }
+  }
+});
+
+test('Theta and DOTM keep the daily cycle of a 3-day hourly history', () => {
+  // 72 hours: before engine 1.18.0 the seasonality test could not pass with under 4 cycles,
+  // and both forecast the next day flat
+  const rng = new Rng(7);
+  let e = 0;
+  const y = Array.from({ length: 72 }, (_, t) => {
+    e = 0.6 * e + 5 * rng.normal();
+    return 100 + 20 * Math.sin((2 * Math.PI * t) / 24) + e;
+  });
+  for (const variant of ['standard', 'dynamic'] as const) {
+    const fit = theta.fit(y, { period: 24 }, { variant });
+    assert.equal(fit.params.seasonal, true, variant);
+    const mean = fit.forecast(24).mean;
+    // the forecast's swing over the next day is close to the true 40 (peak at hour 78, trough at 90)
+    const swing = Math.max(...mean) - Math.min(...mean);
+    assert.ok(swing > 30 && swing < 50, `${variant}: swing ${swing}`);
+    assert.ok(mean[6] - mean[18] > 30, `${variant}: peak ${mean[6]} trough ${mean[18]}`);
   }
 });
