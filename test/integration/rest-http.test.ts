@@ -149,6 +149,15 @@ describe('caching', () => {
     assert.match((await fetch(`${t.baseUrl}/v1/manifests/keys`)).headers.get('cache-control') ?? '', /^public, max-age=\d+$/);
     assert.match((await fetch(`${t.baseUrl}/assets/styles.css`)).headers.get('cache-control') ?? '', /max-age=3600/);
   });
+
+  test('errors answered before any route runs are no-store too: no route (404), a method a route does not take (405), a path that does not decode (400)', async () => {
+    const auth = { authorization: `Bearer ${key}` };
+    for (const [path, method, status] of [['/v1/nosuch', 'GET', 404], ['/v1/account', 'DELETE', 405], ['/v1/entities/%E0%A4%A', 'GET', 400]] as const) {
+      const res = await fetch(t.baseUrl + path, { method, headers: auth });
+      assert.equal(res.status, status, path);
+      assert.equal(res.headers.get('cache-control'), 'no-store', `${method} ${path}`);
+    }
+  });
 });
 
 describe('Express middleware in front of the API', () => {

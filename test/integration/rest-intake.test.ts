@@ -199,6 +199,7 @@ describe('bodies held open', () => {
     assert.match(answer.body.request_id, /^req_/);
     assert.equal(answer.headers['request-id'], answer.body.request_id);
     assert.match(answer.body.message, /^request headers: not complete 1 s after their first byte/);
+    assert.equal(answer.headers['cache-control'], 'no-store');
     await r.closedWithin();
   });
 

@@ -129,6 +129,7 @@ export function handleClientErrors(server: Server, clock: Clock, headersTimeoutM
       `request-id: ${headers['request-id']}`,
       `api-version: ${headers['api-version']}`,
       'content-type: application/json; charset=utf-8',
+      'cache-control: no-store',
       `content-length: ${Buffer.byteLength(body)}`,
       'connection: close',
     ];

@@ -309,7 +309,9 @@ export function sendError(res: ServerResponse, error: ServiceError, headers: Rec
     res.end();
     return;
   }
-  sendJson(res, error.httpStatus, error.headers ? { ...headers, ...error.headers } : headers, errorBody(error, headers['request-id']));
+  // An error is of its moment: no cache keeps it, whoever answers (a route, or the router's own
+  // 404/405/bad path before any route runs, which `serve` never sees).
+  sendJson(res, error.httpStatus, { 'cache-control': 'no-store', ...headers, ...error.headers }, errorBody(error, headers['request-id']));
 }
 
 /** The JSON text of an error body. */
