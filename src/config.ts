@@ -166,7 +166,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // Printed in the OpenAPI document's servers and in links: a page of the site may show it.
   const publicBaseUrl = env.PUBLIC_BASE_URL || undefined;
   if (publicBaseUrl !== undefined && !isBaseUrl(publicBaseUrl)) {
-    throw new Error(`PUBLIC_BASE_URL must be an http:// or https:// URL without credentials, query or fragment, got ${JSON.stringify(publicBaseUrl.slice(0, 100))}`);
+    // (credentials given by mistake are not repeated into a log, as DATABASE_URL's are not)
+    const shown = publicBaseUrl.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i, '$1***@').slice(0, 100);
+    throw new Error(`PUBLIC_BASE_URL must be an http:// or https:// URL without credentials, query or fragment, got ${JSON.stringify(shown)}`);
   }
   const compressionFlag = (env.COMPRESSION ?? 'off').toLowerCase();
   if (compressionFlag !== 'on' && compressionFlag !== 'off') throw new Error(`COMPRESSION must be on or off, got ${env.COMPRESSION}`);

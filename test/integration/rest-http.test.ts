@@ -209,6 +209,8 @@ describe('Express middleware in front of the API', () => {
     for (const bad of ['javascript:alert(1)', 'ftp://files.example', 'https://u:p@api.example', 'https://api.example/?x=1', 'https://api.example/#top', 'api.example']) {
       assert.throws(() => loadConfig({ PUBLIC_BASE_URL: bad }), /PUBLIC_BASE_URL/, bad);
     }
+    // refused without repeating a password given in it into the log
+    assert.throws(() => loadConfig({ PUBLIC_BASE_URL: 'https://ops:hunter2@api.example/v1' }), (err: Error) => /PUBLIC_BASE_URL.*"https:\/\/\*\*\*@api\.example\/v1"/.test(err.message) && !err.message.includes('hunter2'));
     assert.equal(loadConfig({ PUBLIC_BASE_URL: 'https://api.example/forecast' }).publicBaseUrl, 'https://api.example/forecast');
     assert.deepEqual(loadConfig({}).corsOrigins, []);
   });
