@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import { SCOPES } from '../../src/accounts/tiers';
 import { loadConfig } from '../../src/config';
+import { DatabaseUnavailableError } from '../../src/store/pg-errors';
 import { rest } from '../helpers/dual';
 import { bodyOf, raw } from '../helpers/raw-http';
 import { startTestService, type TestService } from '../helpers/service';
@@ -148,6 +149,22 @@ describe('caching', () => {
     assert.equal((await fetch(`${t.baseUrl}/v1/account`)).headers.get('cache-control'), 'no-store', 'a 401 too');
     assert.match((await fetch(`${t.baseUrl}/v1/manifests/keys`)).headers.get('cache-control') ?? '', /^public, max-age=\d+$/);
     assert.match((await fetch(`${t.baseUrl}/assets/styles.css`)).headers.get('cache-control') ?? '', /max-age=3600/);
+  });
+
+  test('an error of the public JWKS is no-store, not its public max-age: a shared cache must not serve a database outage for minutes', async () => {
+    const keys = t.service.ctx.signingKeys;
+    const list = keys.list;
+    keys.list = async () => {
+      throw new DatabaseUnavailableError('unreachable', new Error('connection refused'));
+    };
+    try {
+      const res = await fetch(`${t.baseUrl}/v1/manifests/keys`);
+      assert.equal(res.status, 503);
+      assert.equal(res.headers.get('cache-control'), 'no-store');
+    } finally {
+      keys.list = list;
+    }
+    assert.match((await fetch(`${t.baseUrl}/v1/manifests/keys`)).headers.get('cache-control') ?? '', /^public, max-age=\d+$/);
   });
 
   test('errors answered before any route runs are no-store too: no route (404), a method a route does not take (405), a path that does not decode (400)', async () => {

@@ -310,8 +310,10 @@ export function sendError(res: ServerResponse, error: ServiceError, headers: Rec
     return;
   }
   // An error is of its moment: no cache keeps it, whoever answers (a route, or the router's own
-  // 404/405/bad path before any route runs, which `serve` never sees).
-  sendJson(res, error.httpStatus, { 'cache-control': 'no-store', ...headers, ...error.headers }, errorBody(error, headers['request-id']));
+  // 404/405/bad path before any route runs, which `serve` never sees), whatever the endpoint said
+  // for its answer (the public JWKS's max-age would keep a database outage, or a deadline one
+  // client set, in a shared cache for everyone).
+  sendJson(res, error.httpStatus, { ...headers, ...error.headers, 'cache-control': 'no-store' }, errorBody(error, headers['request-id']));
 }
 
 /** The JSON text of an error body. */
