@@ -126,6 +126,8 @@ test('Idempotency-Key: a retry after a lost answer gets the same account, never 
 test('the page is served at / with local assets, and the form works without JavaScript', async () => {
   const page = await fetch(`${t.baseUrl}/`);
   assert.equal(page.status, 200);
+  // under no-referrer a browser posts the form with `Origin: null`, which the cross-site check refuses
+  assert.equal(page.headers.get('referrer-policy'), 'same-origin');
   const html = await page.text();
   assert.ok(html.includes('community chat') && html.includes('10,000') && html.includes('4 h SLA'));
   assert.ok(!/https?:\/\/(?!localhost)[^"']*\.(js|css)/.test(html), 'no CDN assets');

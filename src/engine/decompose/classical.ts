@@ -108,7 +108,10 @@ const STABLE_SEASONALITY_LEVEL = 0.001;
 /**
  * X-11's F-test for stable seasonality (Lothian & Morry 1978; X-13ARIMA-SEATS table D8): a
  * one-way analysis of variance of the detrended values y − trend (classical decomposition)
- * grouped by position t mod m, seasonal when the positions' means differ at the 0.1% level.
+ * grouped by position t mod m, seasonal when the positions' means differ at the 0.1% level. (The
+ * level holds for independent noise: 0.03% measured at m = 24, n = 72–95. Series that wander leave
+ * a wavy remainder the test reads as a cycle more often: random walks 2.4–3.7%, AR(0.8) 1.5–2.9%,
+ * 3,000 series each; the autocorrelation test's own rate there is about 10%.)
  * Unlike the autocorrelation test it weighs every cycle's value at each position, so 3 cycles
  * can show a cycle. Why additive deviations: they exist for any sign of y (the multiplicative
  * figure is refused later for non-positive series). False for m < 2, a constant series or

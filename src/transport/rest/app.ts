@@ -88,7 +88,15 @@ export function createRestApp(pipeline: Pipeline, routes: RouteTable, options: R
     next();
   });
   // The site serves documents: helmet's full set (pages replace the policy with their own, web/site.ts).
-  app.use(helmet({ contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"], baseUri: ["'none'"] } } }));
+  // Referrer-Policy same-origin, not helmet's no-referrer: under no-referrer a browser sends the
+  // sign-up form's post with `Origin: null`, which the form's cross-site check must refuse (found
+  // by review: browsers without Sec-Fetch-Site, JavaScript off, got 403 from the site's own form).
+  app.use(
+    helmet({
+      contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"], baseUri: ["'none'"] } },
+      referrerPolicy: { policy: 'same-origin' },
+    }),
+  );
   for (const handler of options.site ?? []) app.use(handler);
   app.use((req: Request, res: Response) => {
     sendError(res, new ServiceError('not_found', `no route for ${req.method} ${req.path.slice(0, 200)}`), headersOf(res, options.clock));
