@@ -69,7 +69,7 @@ async function loadJwks(source: string | undefined, env: NodeJS.ProcessEnv): Pro
     return Buffer.concat(chunks).toString('utf8');
   }
   if (source) return readText(source, 'the JWKS file');
-  const database = await openDatabase(loadConfig(env).databaseUrl);
+  const database = await openDatabase(loadConfig(env).databaseUrl, { mustExist: true });
   try {
     return { keys: (await listSigningKeys(database)).map(jwkOf) };
   } finally {

@@ -35,7 +35,7 @@ export async function signingKeysCommand(argv: readonly string[], env: NodeJS.Pr
     }
   }
   if (sub === 'list') {
-    const database = await openDatabase(config.databaseUrl);
+    const database = await openDatabase(config.databaseUrl, { mustExist: true });
     try {
       const keys = await listSigningKeys(database);
       if (json) {

@@ -2,7 +2,7 @@
  * The one query layer: kysely over SQLite (embedded default, better-sqlite3) or PostgreSQL
  * (scale-out, `pg`). Feature code writes dialect-neutral kysely queries against `Schema`.
  */
-import { closeSync, mkdirSync, openSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { CompiledQuery, Kysely, Migrator, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver, type SqliteDialectConfig, type Transaction } from 'kysely';
 import type { Schema } from './schema';
@@ -63,6 +63,12 @@ export interface OpenOptions {
   readonly onCheckpointFailure?: (err: unknown) => void;
   /** PostgreSQL: pool size, timeouts, and who is told when the server becomes unreachable (`store/pg-pool.ts`). */
   readonly postgres?: PostgresSettings;
+  /**
+   * SQLite file databases: refuse a file that does not exist rather than create it (and its
+   * folders). For commands that only read: found by QA, `signing-keys list` with a mistyped
+   * `DATABASE_URL` made an empty database, folders and all, and listed nothing.
+   */
+  readonly mustExist?: boolean;
 }
 
 /** SQLite's default: checkpoint in the commit that takes the WAL past this many pages. */
@@ -87,6 +93,9 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     // Loaded lazily so a PostgreSQL deployment needs no native SQLite build.
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const BetterSqlite3 = require('better-sqlite3') as typeof import('better-sqlite3');
+    if (path !== ':memory:' && options.mustExist && !existsSync(resolve(path))) {
+      throw new Error(`no database at ${resolve(path)} (DATABASE_URL): check the path, or start the server once to make one`);
+    }
     if (path !== ':memory:') {
       // Readable by the service's user alone (found by QA: 0644, every tenant's data world-readable):
       // folders it makes 0700, a new database file 0600, and SQLite gives its -wal and -shm files

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { packageRoot } from '../../src/rpc/descriptors';
@@ -27,9 +27,9 @@ let manifest: any;
 let envelopeText: string;
 
 /** Run the CLI in a child process, asynchronously: the service it may call runs in this one. */
-function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
+function cli(args: string[], extra: Record<string, string> = {}): Promise<{ code: number; out: string; err: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [bin, ...args], { env: { ...process.env, ...env }, encoding: 'utf8' }, (error, out, err) => {
+    execFile(process.execPath, [bin, ...args], { env: { ...process.env, ...env, ...extra }, encoding: 'utf8' }, (error, out, err) => {
       resolve({ code: error ? Number(error.code) : 0, out, err });
     });
   });
@@ -121,6 +121,17 @@ test('verify: a file or a JWKS URL that never ends is refused past 64 MiB, exit 
     endless.closeAllConnections();
     endless.close();
   }
+});
+
+test('commands that only read refuse a SQLite DATABASE_URL with no database rather than make one (found by QA: folders and all)', async () => {
+  const missing = join(dir, 'typo', 'nothing.db');
+  const m = file('manifest-typo.json', JSON.stringify(manifest));
+  for (const args of [['signing-keys', 'list'], ['manifests', 'verify', m]]) {
+    const r = await cli(args, { DATABASE_URL: `sqlite:${missing}` });
+    assert.equal(r.code, 1, args.join(' '));
+    assert.equal(r.err, `forecast: no database at ${missing} (DATABASE_URL): check the path, or start the server once to make one\n`);
+  }
+  assert.equal(existsSync(join(dir, 'typo')), false, 'no folder made');
 });
 
 test('signing-keys rotate from the CLI: the server signs with the new key from its next query; list shows every key', async () => {
