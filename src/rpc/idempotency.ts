@@ -234,8 +234,9 @@ export interface IdempotencyOptions {
 export function idempotencyInterceptor(store: IdempotencyStore, clock: Clock, options: IdempotencyOptions): Interceptor {
   return async (call, next) => {
     const { ctx, entry } = call;
+    if (!options.appliesTo(entry.path)) return next();
     const keys = ctx.headerValues('idempotency-key');
-    if (keys.length === 0 || !options.appliesTo(entry.path)) return next();
+    if (keys.length === 0) return next();
     // Two keys (a client's and a proxy's, say) are ambiguous: joined, they would make a key the
     // client never chose, and its retry by another route, with its own key alone, would apply
     // the request twice.

@@ -261,7 +261,8 @@ class RestIncoming implements IncomingCall {
   }
 
   headerValues(name: string): readonly string[] {
-    return this.req.headersDistinct[name] ?? [];
+    // (Node builds `headersDistinct` for every header on first use: not for one that is absent.)
+    return this.req.headers[name] === undefined ? [] : (this.req.headersDistinct[name] ?? []);
   }
 
   claim(caller: Principal): void {
