@@ -37,8 +37,10 @@ function exited(child: ChildProcess): Promise<number | null> {
 }
 
 test('a command whose stdout is closed exits 141 without a stack trace', async () => {
+  // one database for the three: `accounts create` makes it, `signing-keys list` only reads one
+  const shared = env();
   for (const args of [['help'], ['accounts', 'create', '--tier', 'free'], ['signing-keys', 'list', '--json']]) {
-    const child = spawn(process.execPath, [BIN, ...args], { env: env(), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const child = spawn(process.execPath, [BIN, ...args], { env: shared, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     started.push(child);
     child.stdout!.destroy(); // the reader is gone before the command writes
     let err = '';
