@@ -22,6 +22,8 @@ export function parseArgs(argv: readonly string[], flags: readonly string[] = []
     const eq = a.indexOf('=');
     const name = a.slice(2, eq === -1 ? undefined : eq);
     if (options.has(name)) throw new UsageError(`--${name} is given more than once`);
+    // (`--json=false` meant JSON all the same: a flag is on by being there, found by QA)
+    if (eq !== -1 && flags.includes(name)) throw new UsageError(`--${name} takes no value: give it alone, or leave it out`);
     if (eq !== -1) options.set(name, a.slice(eq + 1));
     else if (flags.includes(name)) options.set(name, true);
     else if (i + 1 < argv.length) options.set(name, argv[++i]);

@@ -15,6 +15,10 @@ test('an option given twice is a usage error, whatever its form (found by QA: th
   }
 });
 
+test('a flag given a value is a usage error (found by QA: --json=false meant JSON)', () => {
+  for (const argv of [['--json=false'], ['--json=']]) assert.throws(() => parseArgs(argv, ['json']), /^Error: --json takes no value: give it alone, or leave it out$/, argv.join(' '));
+});
+
 test('an option without its value is a usage error', () => {
   assert.throws(() => parseArgs(['--tier']), /--tier needs a value/);
 });
