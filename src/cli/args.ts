@@ -46,6 +46,15 @@ export function optionValue(args: ParsedArgs, name: string): string | undefined 
   return v;
 }
 
+/** The value of an option that must be a positive integer, or undefined when it is not given. */
+export function positiveIntegerOption(args: ParsedArgs, name: string): number | undefined {
+  const text = optionValue(args, name);
+  if (text === undefined) return undefined;
+  const n = Number(text);
+  if (!(Number.isInteger(n) && n > 0)) throw new UsageError(`--${name} must be a positive integer, got ${text}`);
+  return n;
+}
+
 /**
  * Refuse options the command does not know, and arguments beyond the `positionals` it takes (found
  * by QA: in `keys create --account A -scopes forecast:read` the single-dash word was dropped

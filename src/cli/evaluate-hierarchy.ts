@@ -11,25 +11,17 @@
  * "mint_shrink": {…}, …}, "coherence_error"}`, and the table and notes go to stderr (as
  * `forecast evaluate --json` does). Progress goes to stderr when it is a TTY.
  */
-import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { floorsAtZero } from '../engine/guard';
 import { atomsWhere, buildStructure, DEFAULT_DRAWS, errorRows, RECONCILE_METHODS, reconcile } from '../engine/reconcile/index';
-import { allowOnly, optionValue, parseArgs, UsageError } from './args';
+import { allowOnly, optionValue, parseArgs, positiveIntegerOption, UsageError } from './args';
 import { loadHierarchy } from './evaluate-hierarchy-data';
 import { coherenceError, formatHierarchyReport, methodReport, scoreNodes, type MethodReport } from './evaluate-hierarchy-report';
 import { baseForecast, type BaseForecast, type HierarchyWorkerInput } from './evaluate-hierarchy-worker';
-import { MAX_WORKERS, progressPrinter, runWorkers } from './worker-batches';
+import { progressPrinter, runWorkers, workerCount } from './worker-batches';
 
 /** Most draws held in all (series × steps × draws), about 160 MB for each of the two grids. */
 const MAX_DRAW_VALUES = 20_000_000;
-
-function positiveInteger(text: string | undefined, name: string): number | undefined {
-  if (text === undefined) return undefined;
-  const n = Number(text);
-  if (!Number.isInteger(n) || n < 1) throw new UsageError(`--${name} must be a positive integer, got ${text}`);
-  return n;
-}
 
 /** Run `forecast evaluate-hierarchy` with the arguments after the command name; resolves the exit code. */
 export async function evaluateHierarchyCommand(argv: string[]): Promise<number> {
@@ -37,14 +29,12 @@ export async function evaluateHierarchyCommand(argv: string[]): Promise<number> 
   allowOnly(args, ['data', 'horizon', 'json', 'workers', 'draws']);
   const file = optionValue(args, 'data');
   if (!file) throw new UsageError('--data FILE.json is required');
-  const data = loadHierarchy(file, positiveInteger(optionValue(args, 'horizon'), 'horizon'));
-  const draws = positiveInteger(optionValue(args, 'draws'), 'draws') ?? DEFAULT_DRAWS;
+  const data = loadHierarchy(file, positiveIntegerOption(args, 'horizon'));
+  const draws = positiveIntegerOption(args, 'draws') ?? DEFAULT_DRAWS;
   // every node keeps its draws for every step, twice, until reconciled (found by QA: --draws 1e8 grew without end)
   const maxDraws = Math.max(1, Math.floor(MAX_DRAW_VALUES / (data.nodes.length * data.horizon)));
   if (draws > maxDraws) throw new UsageError(`--draws must be at most ${maxDraws} for ${data.nodes.length} series and horizon ${data.horizon}, got ${draws}`);
-  const asked = positiveInteger(optionValue(args, 'workers'), 'workers');
-  if (asked !== undefined && asked > MAX_WORKERS) throw new UsageError(`--workers must be at most ${MAX_WORKERS}, got ${asked}`);
-  const workers = Math.min(data.nodes.length, asked ?? Math.min(availableParallelism(), MAX_WORKERS));
+  const workers = Math.min(data.nodes.length, workerCount(positiveIntegerOption(args, 'workers')));
   const h = data.horizon;
 
   const t0 = performance.now();

@@ -10,14 +10,13 @@
  * quantile-averaged combination of a and b. `--calibrate` (default `auto`, as the service) sets the
  * facade's interval calibration, which runs a rolling-origin backtest per series.
  */
-import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { allowOnly, optionValue, parseArgs, UsageError, type ParsedArgs } from './args';
+import { allowOnly, optionValue, parseArgs, positiveIntegerOption, UsageError, type ParsedArgs } from './args';
 import { evaluationSeries, MIN_HISTORY, reshapes, type BenchmarkSeries, type SeriesReshape, type SeriesSelection } from './evaluate-data';
 import { formatByHorizon, formatByOrigin, formatReports, modelReport, type FullModelReport } from './evaluate-report';
 import { evaluateSeries, PINBALL_PROBS, type SeriesResult } from './evaluate-series';
 import type { WorkerInput } from './evaluate-worker';
-import { MAX_WORKERS, progressPrinter, runWorkers } from './worker-batches';
+import { progressPrinter, runWorkers, workerCount } from './worker-batches';
 
 /** `forecast evaluate --help`. */
 export const USAGE = `usage: forecast evaluate --data FILE.jsonl [options]
@@ -90,13 +89,7 @@ function parseInput(args: ParsedArgs): EvaluationInput {
   if (models.length === 0) throw new UsageError('--models needs at least one model name');
   const levelPct = Number(optionValue(args, 'level') ?? '95');
   if (!(levelPct > 0 && levelPct < 100)) throw new UsageError(`--level must be in (0, 100), got ${optionValue(args, 'level')}`);
-  const positive = (name: string): number | undefined => {
-    const text = optionValue(args, name);
-    if (text === undefined) return undefined;
-    const v = Number(text);
-    if (!(Number.isInteger(v) && v > 0)) throw new UsageError(`--${name} must be a positive integer, got ${text}`);
-    return v;
-  };
+  const positive = (name: string): number | undefined => positiveIntegerOption(args, name);
   const calibrate = (optionValue(args, 'calibrate') ?? 'auto') as 'auto' | 'off' | 'force';
   if (!['auto', 'off', 'force'].includes(calibrate)) throw new UsageError(`--calibrate must be auto, off or force, got ${calibrate}`);
   const kind = (optionValue(args, 'kind') ?? 'continuous') as 'continuous' | 'count';
@@ -107,8 +100,7 @@ function parseInput(args: ParsedArgs): EvaluationInput {
   const group = optionValue(args, 'group');
   const select: SeriesSelection = { limit: positive('limit'), every: positive('every'), ...(group !== undefined ? { group } : {}) };
   const reshape: SeriesReshape = { aggregate: positive('aggregate'), horizon: positive('horizon'), origins: positive('origins'), history: positive('history') };
-  const workers = positive('workers') ?? Math.min(availableParallelism(), MAX_WORKERS);
-  if (workers > MAX_WORKERS) throw new UsageError(`--workers must be at most ${MAX_WORKERS}, got ${workers}`);
+  const workers = workerCount(positive('workers'));
   return { file, select, reshape, models, level: levelPct / 100, calibrate, kind, quantiles, workers };
 }
 

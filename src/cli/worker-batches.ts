@@ -3,15 +3,23 @@
  * `forecast evaluate-hierarchy`): items are numbered 0..n−1, handed to worker threads in small
  * batches of indices, and their results gathered in input order.
  */
+import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import { workerScript } from '../worker-script';
+import { UsageError } from './args';
 
 /**
  * Most worker threads `--workers` may ask for. Each holds its own engine and heap (about 30 MB):
  * found by QA, `--workers 100` took 3.3 GB, and a thousand would take more than a machine has.
  */
 export const MAX_WORKERS = 64;
+
+/** The worker threads to start: as many as `--workers` asks (at most `MAX_WORKERS`), else one per core up to it. */
+export function workerCount(asked: number | undefined): number {
+  if (asked !== undefined && asked > MAX_WORKERS) throw new UsageError(`--workers must be at most ${MAX_WORKERS}, got ${asked}`);
+  return asked ?? Math.min(availableParallelism(), MAX_WORKERS);
+}
 
 /** Indices per message: small, so the threads stay evenly loaded to the end. */
 const BATCH = 4;
