@@ -15,7 +15,7 @@
  * (`floorsAtZero`). Replays of recorded answers must reproduce them bit for bit.
  */
 import type { AxisRecord, EntityRecord } from '../entities/entity-store';
-import type { SeriesLoader } from '../oracle/series-loader';
+import type { RevisionMemo, SeriesLoader } from '../oracle/series-loader';
 import { ServiceError } from '../rpc/errors';
 import type { Hierarchy } from './hierarchy-graph';
 
@@ -37,6 +37,8 @@ export interface StepsQuery {
   readonly axes: readonly string[];
   readonly asOf: number;
   readonly signal?: AbortSignal;
+  /** The query's newest revisions, read once per entity for this check and the reads after it. */
+  readonly revisions?: RevisionMemo;
 }
 
 /**
@@ -54,7 +56,7 @@ export async function checkDepthSteps(series: SeriesLoader, hierarchy: Hierarchy
       if (axis) reads.push({ axis, entity });
     }
   }
-  const steps = await Promise.all(reads.map((r) => series.steps(q.accountId, r.entity, r.axis, q.asOf, q.signal)));
+  const steps = await Promise.all(reads.map((r) => series.steps(q.accountId, r.entity, r.axis, q.asOf, q.signal, q.revisions)));
   const total = steps.reduce((a, b) => a + b, 0);
   // A replay (forensics) reads what its query read, as of the same revision: over the limit only
   // if relations added since bring in more series (its answer would then differ anyway, and

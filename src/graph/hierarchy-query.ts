@@ -160,8 +160,10 @@ export class DepthQueries {
         { field: 'depth', limit: MAX_RECONCILED_ENTITIES },
       );
     }
-    await checkDepthSteps(this.deps.series, hierarchy, q, this.deps.maxSteps);
-    const axes = await Promise.all(q.axes.map((a) => axisHierarchy(hierarchy, q.depth, a, this.deps.series, q.accountId, q.asOf, q.signal)));
+    // each entity's newest revision read once for the whole query (`RevisionMemo`)
+    const revisions = this.deps.series.revisions();
+    await checkDepthSteps(this.deps.series, hierarchy, { ...q, revisions }, this.deps.maxSteps);
+    const axes = await Promise.all(q.axes.map((a) => axisHierarchy(hierarchy, q.depth, a, this.deps.series, q.accountId, q.asOf, q.signal, revisions)));
     for (const a of axes) {
       if (a.nodes[0]?.entity !== q.root.entity) {
         // the need the engine will name once data come (as a depth-0 query with none names it)

@@ -11,7 +11,7 @@
 import type { AxisKind, AxisRecord } from '../entities/entity-store';
 import { formatTime } from '../clock';
 import { timeOf } from '../entities/frequency';
-import { digestOf, type LoadedSeries, type SeriesLoader } from '../oracle/series-loader';
+import { digestOf, type LoadedSeries, type RevisionMemo, type SeriesLoader } from '../oracle/series-loader';
 import type { Hierarchy } from './hierarchy-graph';
 import { ServiceError } from '../rpc/errors';
 
@@ -112,6 +112,8 @@ export async function axisHierarchy(
   asOf: number,
   /** Aborted when the answer is no longer wanted: reads not yet made are not made. */
   signal?: AbortSignal,
+  /** The query's newest revision of each entity, read once (`RevisionMemo`). */
+  revisions?: RevisionMemo,
 ): Promise<AxisHierarchy> {
   const root = hierarchy.records.get(hierarchy.root)!;
   const axis = root.axes.find((a) => a.name === axisName)!;
@@ -135,7 +137,7 @@ export async function axisHierarchy(
         entity: e,
       });
     }
-    const series = await load.load(accountId, record, own, asOf, signal);
+    const series = await load.load(accountId, record, own, asOf, signal, revisions);
     if (series.nobs > 0) inputs.set(e, series);
   };
   await Promise.all(needed.map(loadOwn));

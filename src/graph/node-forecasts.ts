@@ -39,6 +39,8 @@ export function nodeForecaster(deps: NodeForecastDeps): NodeForecaster {
   return {
     async means(accountId, entities, axes, horizon, signal) {
       const asOf = await deps.observations.latestRevision(accountId);
+      // each entity's newest revision read once for the page (its axes, and leaves shared by sums)
+      const revisions = deps.series.revisions();
       const records = new Map((await deps.entities.getMany(accountId, entities, signal)).map((r) => [r.entity, r]));
       const out = new Map<string, NodeMeans>();
       await Promise.all(
@@ -53,7 +55,7 @@ export function nodeForecaster(deps: NodeForecastDeps): NodeForecaster {
               warnings.push(`${name}: ${entity} has no such axis`);
               continue;
             }
-            let series = await deps.series.load(accountId, record, axis, asOf, signal);
+            let series = await deps.series.load(accountId, record, axis, asOf, signal, revisions);
             const own = series.nobs > 0;
             // what the answer is censored to: the node's own bounds, and for a sum its leaves' bounds' sum too
             let censor = boundsOf(axis);
@@ -61,7 +63,7 @@ export function nodeForecaster(deps: NodeForecastDeps): NodeForecaster {
               // no data of its own: the sum of its leaves, as a hierarchy would forecast it
               try {
                 const hierarchy = await loadHierarchy(deps.entities, deps.relations, accountId, record, signal);
-                const node = (await axisHierarchy(hierarchy, 0, name, deps.series, accountId, asOf, signal)).nodes[0];
+                const node = (await axisHierarchy(hierarchy, 0, name, deps.series, accountId, asOf, signal, revisions)).nodes[0];
                 series = node?.series ?? series;
                 if (node) censor = intersectBounds(censor, sumOfBounds(node.leaves.map((l) => nodeBounds(hierarchy, undefined, name, l))));
               } catch (err) {

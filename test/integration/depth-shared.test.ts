@@ -10,7 +10,7 @@ import * as grpc from '@grpc/grpc-js';
 import { OracleServiceClient, QueryRequest, type QueryResponse } from '../../gen/forecast/v1/oracle_service.pb';
 import { loadHierarchy } from '../../src/graph/hierarchy-graph';
 import { ok, rest } from '../helpers/dual';
-import { dailyEntity } from '../helpers/oracle-data';
+import { dailyEntity, dayTime } from '../helpers/oracle-data';
 import { startTestService, type TestService } from '../helpers/service';
 
 let t: TestService;
@@ -148,4 +148,41 @@ test('loads of one series at once make one read (found measuring eight identical
   expect(series.stats.started - before).toBe(1);
   for (const l of loads) expect(l).toBe(loads[0]);
   expect(loads[0].nobs).toBe(90);
+});
+
+test("a warm depth query reads each entity's newest revision once, and gives the same answer", async () => {
+  const { observations } = t.service.ctx;
+  const cold = await ok(query(a.key, 'region:shared'));
+  // counted on the real store: every read of an entity's newest revision this query makes
+  const read = observations.newestRevision.bind(observations);
+  const asked: string[] = [];
+  observations.newestRevision = (accountId: string, entity: string) => (asked.push(entity), read(accountId, entity));
+  try {
+    const warm = await ok(query(a.key, 'region:shared'));
+    expect(forecasts(warm.data)).toBe(forecasts(cold.data));
+  } finally {
+    observations.newestRevision = read;
+  }
+  // the root and its leaves, each once (it was twice: once to count the query's steps, once to read)
+  expect(asked).toHaveLength(LEAVES + 1);
+  expect(new Set(asked).size).toBe(LEAVES + 1);
+});
+
+test("a query's reads see one revision per entity: the steps it checked are the steps it reads, an ingest in between", async () => {
+  const { series, entities, observations } = t.service.ctx;
+  await dailyEntity(t, a.key, 'store:one-revision', (i) => 30 + (i % 7), 60);
+  const record = (await entities.get(a.accountId, 'store:one-revision'))!;
+  const revisions = series.revisions();
+  const steps = await series.steps(a.accountId, record, record.axes[0], Infinity, undefined, revisions);
+  expect(steps).toBe(60);
+  // a day more arrives after the query counted its steps, before it reads the series
+  const more = await rest(t, a.key, { method: 'POST', path: '/v1/entities/store:one-revision/observations', body: { observations: [{ axis: 'demand', time: dayTime(60), value: 31 }] } });
+  expect(more.code).toBe('ok');
+  const inQuery = await series.load(a.accountId, record, record.axes[0], Infinity, undefined, revisions);
+  expect(inQuery.values.length).toBe(steps);
+  // a later query sees the new day (nothing kept under the older revision serves it)
+  const later = await series.load(a.accountId, record, record.axes[0], await observations.latestRevision(a.accountId));
+  expect(later.values.length).toBe(61);
+  const next = series.revisions();
+  expect(await series.steps(a.accountId, record, record.axes[0], Infinity, undefined, next)).toBe(61);
 });
