@@ -91,13 +91,19 @@ export function timeOf(f: Frequency, index: number): number {
 
 /**
  * Parse an RFC 3339 timestamp (with `Z` or an offset) to epoch ms; throws 400 naming `field`.
- * Stricter than `Date.parse`, which accepts many other shapes.
+ * Stricter than `Date.parse`, which accepts many other shapes. Up to 9 fraction digits, those
+ * below the millisecond only zeros (`.123000Z`, not `.1234Z`).
  */
 export function parseTime(value: string, field: string): number {
   const m = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/.exec(value);
   const ms = m ? Date.parse(value.toUpperCase()) : NaN;
   if (!m || Number.isNaN(ms) || Number(m[2]) > 12 || Number(m[3]) > 31 || Number(m[4]) > 23 || Number(m[5]) > 59 || Number(m[6]) > 59) {
     throw invalidArgument(field, `${quote(String(value))} is not an RFC 3339 timestamp (e.g. 2026-01-31T00:00:00Z)`);
+  }
+  // Date.parse keeps milliseconds and drops finer digits: 00:00:00.0009Z would be taken for
+  // 00:00:00Z, a time on the grid that was not sent (found by QA). Refuse what it would drop.
+  if (m[7] && /[1-9]/.test(m[7].slice(4))) {
+    throw invalidArgument(field, `${quote(value)} has digits below the millisecond: times are kept to the millisecond`);
   }
   // Date.parse rolls 2026-02-31 over to March: refuse dates that do not exist.
   const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];

@@ -29,6 +29,11 @@ test('RFC 3339 parsing is strict', () => {
   assert.equal(parseTime('2026-01-02T00:00:00Z', 't'), Date.UTC(2026, 0, 2));
   assert.equal(parseTime('2026-01-02T01:00:00+01:00', 't'), Date.UTC(2026, 0, 2));
   assert.equal(parseTime('2026-01-02T00:00:00.000Z', 't'), Date.UTC(2026, 0, 2));
+  assert.equal(parseTime('2026-01-02T00:00:00.123000000Z', 't'), Date.UTC(2026, 0, 2) + 123);
+  // digits below the millisecond are refused, not dropped: 00:00:00.0009Z is not midnight (found by QA)
+  for (const fine of ['2026-01-02T00:00:00.0009Z', '2026-01-02T00:00:00.000000001Z', '2026-01-02T00:00:00.1234+01:00']) {
+    assert.throws(() => parseTime(fine, 'observations[0].time'), (e: ServiceError) => e.code === 'invalid_argument' && /^observations\[0\]\.time: .* below the millisecond/.test(e.message), fine);
+  }
   for (const bad of ['2026-01-02', '2026-02-30T00:00:00Z', '2026-13-01T00:00:00Z', 'yesterday', '2026-01-02 00:00:00', '1767312000']) {
     assert.throws(() => parseTime(bad, 'observations[3].time'), (e: ServiceError) => e.code === 'invalid_argument' && e.message.startsWith('observations[3].time'), bad);
   }
