@@ -12,6 +12,7 @@ import { ForecastJobFailed, type ForecastPool, type RunOptions } from '../oracle
 import { axisInfo, boundsOf, fitKeyOf, seedOf, type AxisShape } from '../oracle/engine-info';
 import type { LoadedSeries } from '../oracle/series-loader';
 import { withinText } from '../oracle/axis-forecast';
+import { MAX_MAGNITUDE, MIN_MAGNITUDE } from '../engine/index';
 
 /** The model the service fits: the engine's automatic selection. */
 export const NODE_MODEL = 'auto';
@@ -35,8 +36,18 @@ export function nodeJob(
 /** A node job's outcome: the result, or the engine's reason it could not forecast. */
 export type NodeOutcome = { readonly ok: true; readonly result: ForecastJobResult; readonly seed: number } | { readonly ok: false; readonly reason: string };
 
-/** Run a node job (`run`: whose, and when to give it up); an engine refusal (too little data, an invalid series) is an outcome, anything else throws. */
+/**
+ * Run a node job (`run`: whose, and when to give it up); an engine refusal (too little data, an
+ * invalid series) is an outcome, anything else throws. Stored values are finite, so a value that
+ * is not is a sum of leaves beyond a double's range (two leaves at 1e308): said so, where the
+ * engine would report `y[0] is Infinity` of a series the caller never sent (found by QA).
+ */
 export async function runNodeJob(pool: ForecastPool, job: ForecastJob, run: RunOptions): Promise<NodeOutcome> {
+  let overflows = 0;
+  for (const v of job.series) if (v === Infinity || v === -Infinity) overflows++;
+  if (overflows > 0) {
+    return { ok: false, reason: `the sum of its leaves overflows (beyond ±${Number.MAX_VALUE.toPrecision(3)}) at ${overflows} of its steps; the engine forecasts series whose largest absolute value lies between ${MIN_MAGNITUDE} and ${MAX_MAGNITUDE}: store the leaves in another unit` };
+  }
   try {
     return { ok: true, result: await pool.run(job, run), seed: job.seed };
   } catch (err) {

@@ -257,6 +257,26 @@ test('a leaf whose data end so early that the sum beneath its parent is too shor
   }
 });
 
+test('leaves whose sum overflows a double (two at 1e308): 422 saying so, on both protocols, and a path query warns the same (found by QA: "y[0] is Infinity, not a finite number")', async () => {
+  await ok(rest(t, key, { method: 'POST', path: '/v1/entities', body: { entity: 'region:huge', frequency: 'P1D', axes: [{ name: 'units' }] } }));
+  for (const e of ['store:huge1', 'store:huge2']) {
+    await ok(rest(t, key, { method: 'POST', path: '/v1/entities', body: { entity: e, frequency: 'P1D', axes: [{ name: 'units' }], parents: ['region:huge'] } }));
+    const rows = Array.from({ length: 30 }, (_, i) => ({ axis: 'units', time: day(i), value: 1e308 - (i % 7) * 1e306 }));
+    await ok(rest(t, key, { method: 'POST', path: `/v1/entities/${e}/observations`, body: { observations: rows } }));
+  }
+  const reason = /the sum of its leaves overflows \(beyond ±1\.80e\+308\) at 30 of its steps; the engine forecasts series whose largest absolute value lies between 1e-8 and 1e\+100: store the leaves in another unit/;
+  for (const protocol of ['rest', 'grpc'] as const) {
+    const o = await query(protocol, { entity: 'region:huge', depth: 1, axes: ['units'] });
+    assert.equal(o.code, 'insufficient_data', `${protocol}: ${o.message}`);
+    assert.match(o.message, /^axis units of region:huge: /);
+    assert.match(o.message, reason);
+  }
+  const paths = await ok(rest(t, key, { method: 'POST', path: '/v1/paths/query', body: { from: 'region:huge', axes: ['units'] } }));
+  const root = paths.data.paths[0].nodes[0];
+  assert.deepEqual(root.axes_resolved, {});
+  assert.match(root.warnings.join('\n'), reason);
+});
+
 test('an entity with data whose children have none still counts in its ancestors (coherent at every depth); the answer is not served stale from the cache, and reproduces', async () => {
   await storesWithDays('region:fed', [['store:fa', 40], ['store:fb', 40]]);
   const regionOf = async (protocol: 'rest' | 'grpc', depth: number) => {
