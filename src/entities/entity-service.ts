@@ -67,10 +67,15 @@ function buildEntityMessage(e: EntityRecord): Entity {
   };
 }
 
-/** An int64 request field (string under forceLong=string) as a non-negative safe integer. */
+/**
+ * An int64 request field (string under forceLong=string) as a non-negative safe integer. One
+ * beyond 2^53 − 1 is a revision no account reaches: said so (found by QA: 9223372036854775807 was
+ * refused as "must be a non-negative integer").
+ */
 function parseRevision(value: string, field: string): number {
   const n = Number(value || '0');
-  if (!Number.isSafeInteger(n) || n < 0) throw invalidArgument(field, `must be a non-negative integer, got ${value}`);
+  if (n < 0) throw invalidArgument(field, `must be a non-negative integer, got ${value}`);
+  if (!Number.isSafeInteger(n)) throw invalidArgument(field, `${value} is newer than any data revision (they stay below 2^53)`);
   return n;
 }
 

@@ -157,6 +157,14 @@ describe('data revisions are per account', () => {
     const ahead = await rest(t, a, { method: 'GET', path: '/v1/entities/store:r/observations?as_of_revision=3' });
     assert.equal(ahead.code, 'invalid_argument');
     assert.ok(ahead.message.includes('latest revision 2'), ahead.message);
+    // beyond 2^53 − 1 (int64 all the same): newer than any revision, not "must be a non-negative integer" (found by QA)
+    for (const huge of ['9007199254740992', '9223372036854775807']) {
+      const far = await rest(t, a, { method: 'GET', path: `/v1/entities/store:r/observations?as_of_revision=${huge}` });
+      assert.equal(far.status, 400);
+      assert.equal(far.message, `as_of_revision: ${huge} is newer than any data revision (they stay below 2^53)`);
+    }
+    const negative = await rest(t, a, { method: 'GET', path: '/v1/entities/store:r/observations?as_of_revision=-1' });
+    assert.equal(negative.message, 'as_of_revision: must be a non-negative integer, got -1');
     assert.equal((await stored('store:r', a)).data_revision, '2');
   });
 
