@@ -272,7 +272,7 @@ export class DriftWorker {
         for (const t of r.transitions) {
           if (!sub.events.includes(t.type)) continue;
           const id = newId('evt', this.deps.clock);
-          const context = { subscriptionId: sub.id, entity, axis: axis.name, level: sub.level, model: r.state.model?.name ?? '', timeOf: (i: number) => timeOf(record!.frequency, i) };
+          const context = { subscriptionId: sub.id, entity, axis: axis.name, level: sub.level, timeOf: (i: number) => timeOf(record!.frequency, i) };
           outcome.events.push({ id, accountId, subscriptionId: sub.id, type: t.type, payload: eventBody(id, t.type, this.deps.clock.now(), driftEventData(t, context)) });
         }
       }

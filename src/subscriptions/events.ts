@@ -31,7 +31,6 @@ export interface DriftEventContext {
   readonly entity: string;
   readonly axis: string;
   readonly level: number;
-  readonly model: string;
   /** RFC 3339 time of a grid index. */
   readonly timeOf: (index: number) => number;
 }
@@ -51,7 +50,7 @@ export function driftEventData(t: DriftTransition, c: DriftEventContext): Record
     z: finite(o.z),
     miss: o.miss,
     detector: { rule: 'cusum', allowance: CUSUM_K, clip: CUSUM_CLIP, threshold: CUSUM_H, upper: t.upper, lower: t.lower },
-    model: c.model,
+    model: t.model,
     query: { entity: c.entity, axes: [c.axis], horizon: 1 },
   };
   if (t.type === 'drift.resolved') data.detected_time = formatTime(c.timeOf(t.detectedIndex));

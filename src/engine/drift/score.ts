@@ -52,6 +52,12 @@ export interface DriftTransition {
   readonly lower: number;
   /** Grid index of the detecting observation (for `resolved`: the one that raised the drift). */
   readonly detectedIndex: number;
+  /**
+   * Name of the model that scored the observation (its `expected` and interval): a detection
+   * refits at once, so the state's model after the call can be another (found by QA: a positive
+   * series' alert for a 0 named the refitted `AR(…)` while its interval came from `AR(…)[log]`).
+   */
+  readonly model: string;
 }
 
 /** What one call of `scoreDrift` did. */
@@ -122,10 +128,10 @@ export function scoreDrift(state: DriftState, series: GridSeries, info: SeriesIn
     sinceFit++;
     if (step.transition === 'detected') {
       detectedIndex = t;
-      transitions.push({ type: 'drift.detected', observation, upper: step.upper, lower: step.lower, detectedIndex: t });
+      transitions.push({ type: 'drift.detected', observation, upper: step.upper, lower: step.lower, detectedIndex: t, model: model.name });
       refit(t);
     } else if (step.transition === 'resolved') {
-      transitions.push({ type: 'drift.resolved', observation, upper: step.upper, lower: step.lower, detectedIndex: detectedIndex ?? t });
+      transitions.push({ type: 'drift.resolved', observation, upper: step.upper, lower: step.lower, detectedIndex: detectedIndex ?? t, model: model.name });
       detectedIndex = null;
     }
     if (sinceFit >= REFIT_EVERY) refit(t);

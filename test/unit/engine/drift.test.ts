@@ -90,6 +90,19 @@ describe('scoring', () => {
     assert.deepEqual(state.held.map(([i]) => i), [at]);
   });
 
+  test('a transition names the model that scored it, not the one refitted after it (found by QA: an outage alert named the refitted AR without [log])', () => {
+    // a positive series is modelled in logs; two zeros (an outage) raise the alarm, and the refit
+    // that follows the detection takes the zeros in, so the state's model is no longer in logs
+    const y = series(24 * 30).concat([0, 0]);
+    const start = startDrift({ values: y.slice(0, 24 * 30), firstIndex: 0 }, info, 24 * 30 - 1);
+    const r = scoreDrift(start, { values: y, firstIndex: 0 }, info, 0.95);
+    assert.deepEqual(r.transitions.map((t) => t.type), ['drift.detected']);
+    assert.equal(start.model!.log, true);
+    assert.equal(r.state.model!.log, false);
+    assert.equal(r.transitions[0].model, start.model!.name);
+    assert.match(r.transitions[0].model, /\[log\]$/);
+  });
+
   test('one call over many observations equals one call per observation (state through JSON)', () => {
     const y = series(24 * 36).map((v, t) => (t > 24 * 31 ? v + 40 : v));
     const stepwise = feed(y, 24 * 30);
