@@ -28,15 +28,25 @@ export function retryDelay(attempts: number, baseMs: number, random: () => numbe
   return Math.round(nominal * (1 - JITTER + 2 * JITTER * random()));
 }
 
+const DAY = '(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)';
+const MONTH = '(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)';
+const CLOCK = '\\d{2}:\\d{2}:\\d{2}';
+/** RFC 9110 §5.6.7 HTTP-date: IMF-fixdate and the obsolete RFC 850 form (both in GMT). */
+const HTTP_DATE = new RegExp(`^(?:${DAY}, \\d{2} ${MONTH} \\d{4} ${CLOCK} GMT|(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day, \\d{2}-${MONTH}-\\d{2} ${CLOCK} GMT)$`);
+/** The obsolete asctime form, which names no zone (it means GMT). */
+const ASCTIME = new RegExp(`^${DAY} ${MONTH} [ \\d]\\d ${CLOCK} \\d{4}$`);
+
 /**
  * The delay a `Retry-After` header asks for, in ms (delta-seconds or an HTTP date, RFC 9110
- * §10.2.3), capped at a day; undefined when absent or unreadable.
+ * §10.2.3), capped at a day; undefined when absent or unreadable. Only those two shapes: what
+ * `Date.parse` alone takes for a date (found by QA: `-5`, `1.5` and `5 5` read as dates in 2001,
+ * so a retry at once where the header meant nothing) is unreadable.
  */
 export function retryAfterMs(header: string | undefined, now: number): number | undefined {
   if (!header) return undefined;
   const text = header.trim();
   if (/^\d+$/.test(text)) return Math.min(Number(text) * 1000, MAX_RETRY_AFTER_MS);
-  const at = Date.parse(text);
+  const at = HTTP_DATE.test(text) ? Date.parse(text) : ASCTIME.test(text) ? Date.parse(`${text} GMT`) : NaN;
   if (Number.isNaN(at)) return undefined;
   return Math.min(Math.max(0, at - now), MAX_RETRY_AFTER_MS);
 }

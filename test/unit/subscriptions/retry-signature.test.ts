@@ -27,6 +27,16 @@ test('Retry-After: seconds or an HTTP date, capped at a day, garbage ignored', (
   assert.equal(retryAfterMs(new Date(now + 90_000).toUTCString(), now), 90_000);
   assert.equal(retryAfterMs(new Date(now - 90_000).toUTCString(), now), 0);
   assert.equal(retryAfterMs('soon', now), undefined);
+  // the three HTTP-date forms of RFC 9110 (the asctime one names no zone: GMT)
+  const at = new Date(now + 90_000);
+  const pad = (n: number) => String(n).padStart(2, '0');
+  const [wd, mon] = [at.toUTCString().slice(0, 3), at.toUTCString().slice(8, 11)];
+  const clock = `${pad(at.getUTCHours())}:${pad(at.getUTCMinutes())}:${pad(at.getUTCSeconds())}`;
+  const weekday = { Mon: 'Monday', Tue: 'Tuesday', Wed: 'Wednesday', Thu: 'Thursday', Fri: 'Friday', Sat: 'Saturday', Sun: 'Sunday' }[wd];
+  assert.equal(retryAfterMs(`${weekday}, ${pad(at.getUTCDate())}-${mon}-${String(at.getUTCFullYear()).slice(2)} ${clock} GMT`, now), 90_000);
+  assert.equal(retryAfterMs(`${wd} ${mon} ${String(at.getUTCDate()).padStart(2, ' ')} ${clock} ${at.getUTCFullYear()}`, now), 90_000);
+  // neither delta-seconds nor an HTTP date: ignored, not read by Date.parse as a date in 2001 (found by QA: a retry at once)
+  for (const garbage of ['-5', '1.5', '5 5', '1e3', 'NaN', '0x10', 'Tuesday 2026']) assert.equal(retryAfterMs(garbage, now), undefined, garbage);
   assert.equal(retryAfterMs(undefined, now), undefined);
 });
 
