@@ -63,7 +63,11 @@ export function nodeForecaster(deps: NodeForecastDeps): NodeForecaster {
               // no data of its own: the sum of its leaves, as a hierarchy would forecast it
               try {
                 const hierarchy = await loadHierarchy(deps.entities, deps.relations, accountId, record, signal);
-                const node = (await axisHierarchy(hierarchy, 0, name, deps.series, accountId, asOf, signal, revisions)).nodes[0];
+                const tree = await axisHierarchy(hierarchy, 0, name, deps.series, accountId, asOf, signal, revisions);
+                const node = tree.nodes[0];
+                // what the sum is made of, e.g. that it ends where a leaf's data end (found by QA: a
+                // region whose leaves ended in 1900 and 2199 got the 1900 sum's forecast, unwarned)
+                warnings.push(...tree.warnings);
                 series = node?.series ?? series;
                 if (node) censor = intersectBounds(censor, sumOfBounds(node.leaves.map((l) => nodeBounds(hierarchy, undefined, name, l))));
               } catch (err) {

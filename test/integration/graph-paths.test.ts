@@ -173,6 +173,25 @@ for (const protocol of ['rest', 'grpc'] as const) {
   });
 }
 
+test('a node forecast from a sum cut short by a leaf whose data end early says so, as a depth query does (found by QA: a region over leaves ending in 1900 and 2199 got the 1900 sum\'s forecast, unwarned)', async () => {
+  await rest(t, key, { method: 'POST', path: '/v1/entities', body: { entity: 'region:gap', frequency: 'P1D', axes: [{ name: 'v' }] } });
+  for (const [e, start, level] of [['store:old', Date.UTC(1900, 0, 1), 10], ['store:new', Date.UTC(2199, 8, 1), 20]] as const) {
+    await rest(t, key, { method: 'POST', path: '/v1/entities', body: { entity: e, frequency: 'P1D', axes: [{ name: 'v' }], parents: ['region:gap'] } });
+    const observations = Array.from({ length: 60 }, (_, d) => ({ axis: 'v', time: new Date(start + d * 86_400_000).toISOString(), value: level + (d % 7) }));
+    assert.equal((await rest(t, key, { method: 'POST', path: `/v1/entities/${e}/observations`, body: { observations } })).code, 'ok');
+  }
+  for (const protocol of ['rest', 'grpc'] as const) {
+    const o = await query(protocol, { from: 'region:gap', axes: ['v'] });
+    assert.equal(o.code, 'ok', o.message);
+    const root = o.data.paths[0].nodes[0];
+    assert.equal(root.entity, 'region:gap');
+    assert.ok(
+      root.warnings.includes('v: the sum beneath region:gap ends at 1900-03-01T00:00:00Z, where the data of store:old end (other leaves run to 2199-10-30T00:00:00Z)'),
+      `${protocol}: ${JSON.stringify(root.warnings)}`,
+    );
+  }
+});
+
 test('more than 5,000 entities within depth: 400 naming the limit', async () => {
   const { accountId, key: k } = await t.account('enterprise');
   const { entities, relations, database } = t.service.ctx;
