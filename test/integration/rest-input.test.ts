@@ -137,6 +137,9 @@ describe('decoding errors name the full path of the offending value, and show it
     ['/v1/entities/store:berlin/observations', { observations: [{ ...row, value: true }] }, 'observations[0].value', 'expected a number, got true'],
     ['/v1/entities', { entity: 'store:x1', axes: [{ name: 'd', kind: 7 }] }, 'axes[0].kind', 'expected a string, got 7'],
     ['/v1/entities', { entity: 'store:x1', season_length: 1.5 }, 'season_length', 'expected number (int32), got 1.5'],
+    // 64-bit integers sent as JSON numbers (found by QA: "1.5 out of range", and a rounded value quoted for int64's maximum)
+    ['/v1/entities/store:berlin/observations', { observations: [{ ...row, revision: 1.5 }] }, 'observations[0].revision', 'expected an integer, got 1.5'],
+    ['/v1/entities/store:berlin/observations', { observations: [{ ...row, revision: 9223372036854775807 }] }, 'observations[0].revision', '9223372036854776000 is beyond 2^53 - 1, where a JSON number loses digits: send a 64-bit integer as a string (e.g. "9223372036854775807")'],
     ['/v1/entities', { entity: 'store:x1', season_length: 7, seasonLength: 7 }, 'season_length', 'is given twice (as season_length and seasonLength)'],
   ])('POST %s %j', async (path, body, field, problem) => {
     const o = await rest(t, key, { method: 'POST', path, body });

@@ -191,6 +191,8 @@ function boolOf(key: string, v: string): boolean {
 const FLOATS = new Set([ScalarType.DOUBLE, ScalarType.FLOAT]);
 const NOT_NUMBERS = new Set([ScalarType.STRING, ScalarType.BYTES, ScalarType.BOOL]);
 const DECIMAL_INTEGER = /^-?\d+$/;
+/** 64-bit integer types: JSON may carry them as numbers, which JSON.parse reads exactly only up to 2^53 − 1. */
+const INTS64 = new Set([ScalarType.INT64, ScalarType.UINT64, ScalarType.SINT64, ScalarType.FIXED64, ScalarType.SFIXED64]);
 const DECIMAL_NUMBER = /^-?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$|^(NaN|-?Infinity)$/;
 
 /** Messages whose proto3 JSON form is not an object of their fields (Timestamp is a string, Value anything). */
@@ -263,6 +265,12 @@ function checkScalar(field: DescField, v: unknown, at: string): void {
           ? typeof v === 'string'
           : typeof v === 'number' || typeof v === 'string';
   if (!ok) throw invalidArgument(at, `expected ${expected}, got ${render(v)}`);
+  if (typeof v === 'number' && scalar !== undefined && INTS64.has(scalar)) {
+    // the decoder's own words were "1.5 out of range", and for 9223372036854775807 a rounded
+    // 9223372036854776000 "out of range": neither what was wrong nor what was sent (found by QA)
+    if (!Number.isInteger(v)) throw invalidArgument(at, `expected an integer, got ${render(v)}`);
+    if (!Number.isSafeInteger(v)) throw invalidArgument(at, `${render(v)} is beyond 2^53 - 1, where a JSON number loses digits: send a 64-bit integer as a string (e.g. "9223372036854775807")`);
+  }
   if (typeof v !== 'string' || scalar === undefined || NOT_NUMBERS.has(scalar)) return;
   if (FLOATS.has(scalar) ? !DECIMAL_NUMBER.test(v) : !DECIMAL_INTEGER.test(v)) {
     throw invalidArgument(at, `${FLOATS.has(scalar) ? 'expected a decimal number' : 'expected a decimal integer'}, got ${JSON.stringify(v.slice(0, 40))}`);
