@@ -13,6 +13,7 @@ import { clamp } from '../guard';
 import { normalCdf, normalQuantile } from '../math/normal';
 import { countFinite } from '../math/stats';
 import { autoreg } from '../models/autoreg/index';
+import { MAX_MAGNITUDE, MIN_MAGNITUDE } from '../index';
 import type { SeriesInfo } from '../types';
 
 /** A fitted one-step model, JSON-serialisable. */
@@ -65,6 +66,14 @@ export function fitDriftModel(series: GridSeries, info: SeriesInfo, upTo: number
   while (start < end && Number.isNaN(series.values[start])) start++;
   const y = Float64Array.from({ length: end - start }, (_, i) => series.values[start + i]);
   if (countFinite(y) < MIN_DRIFT_OBSERVATIONS) return null;
+  // Data the engine refuses to forecast (largest |value| outside MIN_MAGNITUDE..MAX_MAGNITUDE, as
+  // the oracle answers 422) are not fitted either (found by QA: a held-out 1e308 taken into the
+  // refit after a detection gave an interval [8.7e-33, 1.4e38] and a false drift.resolved; data
+  // at 1e160 a flat model that called every observation a miss). Null: a refit keeps the model it
+  // has, a start waits until such values have left the window. Data within them fit as before.
+  let largest = 0;
+  for (const v of y) if (Math.abs(v) > largest) largest = Math.abs(v);
+  if (largest > MAX_MAGNITUDE || (largest > 0 && largest < MIN_MAGNITUDE)) return null;
   let fitted;
   try {
     fitted = autoreg.fit(y, info, { window: MAX_FIT_WINDOW });

@@ -2,7 +2,7 @@
 import { describe, test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import { CUSUM_H, INITIAL_DETECTOR, RESOLVE_RUN, stepDetector, type DetectorState } from '../../../src/engine/drift/detector';
-import { MIN_DRIFT_OBSERVATIONS, scoreOneStep } from '../../../src/engine/drift/one-step';
+import { fitDriftModel, MIN_DRIFT_OBSERVATIONS, scoreOneStep } from '../../../src/engine/drift/one-step';
 import { scoreDrift, startDrift, type DriftState, type DriftTransition } from '../../../src/engine/drift/score';
 import { Rng } from '../../../src/engine/rng';
 
@@ -101,6 +101,23 @@ describe('scoring', () => {
     assert.equal(r.state.model!.log, false);
     assert.equal(r.transitions[0].model, start.model!.name);
     assert.match(r.transitions[0].model, /\[log\]$/);
+  });
+
+  test('values the engine refuses to forecast (beyond 1e100) are never fitted: a held-out 1e308 does not poison the refit after a detection (found by QA: a false drift.resolved with an interval of [8.7e-33, 1.4e38])', () => {
+    const y = series(24 * 30);
+    const spike = y.length;
+    // one hostile value (held out as a miss), then a lasting shift of +60
+    const after = series(24 * 32).slice(24 * 30 + 1).map((v, k) => (k >= 20 ? v + 60 : v));
+    const hostile = [...y, 1e308, ...after];
+    const start = startDrift({ values: y, firstIndex: 0 }, info, y.length - 1);
+    const r = scoreDrift(start, { values: hostile, firstIndex: 0 }, info, 0.95);
+    assert.deepEqual(r.transitions.map((t) => t.type), ['drift.detected'], 'the shift is detected and never falsely resolved');
+    assert.ok(r.transitions[0].observation.index > spike + 20);
+    // the model kept is the one fitted before: no interval from a fit on 1e308
+    assert.deepEqual(r.state.model, start.model);
+    assert.equal(fitDriftModel({ values: hostile, firstIndex: 0 }, info, hostile.length - 1), null);
+    assert.equal(fitDriftModel({ values: y.map((v) => v * 1e-11), firstIndex: 0 }, info, y.length - 1), null, 'below 1e-8 likewise');
+    assert.notEqual(fitDriftModel({ values: y.map((v) => v * 1e97), firstIndex: 0 }, info, y.length - 1), null, 'within the range, fitted');
   });
 
   test('one call over many observations equals one call per observation (state through JSON)', () => {
