@@ -56,15 +56,18 @@ export function driftHistoryLength(info: SeriesInfo): number {
 
 /**
  * Fit the model on the grid values up to and including grid index `upTo`. Null when fewer than
- * `MIN_DRIFT_OBSERVATIONS` observations are there (or the data cannot be fitted).
+ * `MIN_DRIFT_OBSERVATIONS` observations are there (or the data cannot be fitted). `outliers`:
+ * grid indices of observations scoring held out of the history (`DriftState.outliers`), fitted
+ * as gaps.
  */
-export function fitDriftModel(series: GridSeries, info: SeriesInfo, upTo: number): DriftModel | null {
+export function fitDriftModel(series: GridSeries, info: SeriesInfo, upTo: number, outliers: ReadonlySet<number> = new Set()): DriftModel | null {
   const end = Math.min(series.values.length, upTo - series.firstIndex + 1);
   if (end <= 0) return null;
+  const value = (k: number) => (outliers.has(series.firstIndex + k) ? NaN : series.values[k]);
   let start = Math.max(0, end - MAX_FIT_WINDOW);
   // leading gaps are not data: the fit starts at the first observation (as the facade does)
-  while (start < end && Number.isNaN(series.values[start])) start++;
-  const y = Float64Array.from({ length: end - start }, (_, i) => series.values[start + i]);
+  while (start < end && Number.isNaN(value(start))) start++;
+  const y = Float64Array.from({ length: end - start }, (_, i) => value(start + i));
   if (countFinite(y) < MIN_DRIFT_OBSERVATIONS) return null;
   // Data the engine refuses to forecast (largest |value| outside MIN_MAGNITUDE..MAX_MAGNITUDE, as
   // the oracle answers 422) are not fitted either (found by QA: a held-out 1e308 taken into the
@@ -82,8 +85,19 @@ export function fitDriftModel(series: GridSeries, info: SeriesInfo, upTo: number
   }
   const p = fitted.params as { lags: number[]; phi: number[]; intercept: number; sigma: number; log: boolean };
   // A constant or unfittable series gets a flat model: its sigma floor makes any change a miss.
-  const scale = Math.abs(p.intercept) + 1;
+  // The floor is relative to the data's own scale: in logs 1 (a relative change of 1e-6); on the
+  // raw scale the fitted values' mean magnitude (found by QA: with 1 there, a series of values near
+  // 1e-7 had σ ≥ 1e-6 and no shift of it, however large in its own terms, was ever a miss).
+  const scale = Math.abs(p.intercept) + (p.log ? 1 : meanMagnitude(y) || 1);
   return { name: fitted.model, lags: [...p.lags], phi: [...p.phi], intercept: p.intercept, sigma: Math.max(p.sigma, 1e-6 * scale), log: p.log };
+}
+
+/** Mean absolute value of the finite values of `y` (0 when none). */
+function meanMagnitude(y: Float64Array): number {
+  let sum = 0;
+  let n = 0;
+  for (const v of y) if (Number.isFinite(v)) (sum += Math.abs(v)), n++;
+  return n > 0 ? sum / n : 0;
 }
 
 /** A value on the model's scale (log when the model is in logs; NaN for a non-positive value there). */

@@ -12,8 +12,8 @@
  * second miss in (Gelper, Fried & Croux 2010 clean outliers likewise, with a bounded
  * influence) keeps a real new level from being refused for ever.
  */
-import { INITIAL_DETECTOR, stepDetector, type DetectorState } from './detector';
-import { fitDriftModel, oneStepMean, scoreOneStep, toModelScale, type DriftModel, type GridSeries, type OneStepScore } from './one-step';
+import { CUSUM_CLIP, INITIAL_DETECTOR, stepDetector, type DetectorState } from './detector';
+import { fitDriftModel, MAX_FIT_WINDOW, oneStepMean, scoreOneStep, toModelScale, type DriftModel, type GridSeries, type OneStepScore } from './one-step';
 import type { SeriesInfo } from '../types';
 
 /** Scored observations between scheduled refits of the model. */
@@ -34,6 +34,16 @@ export interface DriftState {
   readonly detectedIndex: number | null;
   /** Observations scored since the model was fitted. */
   readonly sinceFit: number;
+  /**
+   * Grid indices of the observations held out of the history as single gross misses (beyond
+   * `CUSUM_CLIP` standard deviations), within the fit window before `lastIndex`: a refit leaves
+   * them out too (as gaps). Why: refits read the raw
+   * values, so one fat-fingered value (1e12 among values near 100, found by QA) held out of the
+   * forecasts went into the next refit's coefficients and variance, whose intervals then covered
+   * everything, and a level shift under way was called resolved. Absent in states stored before
+   * (read as none).
+   */
+  readonly outliers?: readonly number[];
 }
 
 /** One scored observation. */
@@ -90,13 +100,17 @@ export function scoreDrift(state: DriftState, series: GridSeries, info: SeriesIn
   let model: DriftModel = state.model;
   let { heldLast, detector, detectedIndex, sinceFit } = state;
   const held = new Map(state.held.map(([i, v]) => [i, v]));
+  const outliers = new Set(state.outliers ?? []);
+  // the miss held last, when it is an outlier: one unless the next observation misses too (a shift begun)
+  const lastHeld = state.held.length > 0 ? Math.max(...state.held.map(([i]) => i)) : undefined;
+  let pending = heldLast && lastHeld !== undefined && outliers.has(lastHeld) ? lastHeld : undefined;
   let x = history(model, series, state.lastIndex, held);
   const at = (i: number) => x[Math.max(0, i - series.firstIndex)];
   const transitions: DriftTransition[] = [];
   let scored = 0;
   let misses = 0;
   const refit = (upTo: number) => {
-    model = fitDriftModel(series, info, upTo) ?? model;
+    model = fitDriftModel(series, info, upTo, outliers) ?? model;
     held.clear();
     heldLast = false;
     sinceFit = 0;
@@ -117,9 +131,17 @@ export function scoreDrift(state: DriftState, series: GridSeries, info: SeriesIn
     const step = stepDetector(detector, score.z, score.miss);
     detector = step.state;
     const scaled = toModelScale(model, value);
+    // A single gross miss (beyond CUSUM_CLIP standard deviations, where the detector stops
+    // counting) is an outlier to the refits too; one followed by another miss began a run (a level
+    // shift, an outage), which refits must see whole. Why not every held miss: at level 0.95 one
+    // ordinary observation in 20 is a miss, and leaving them all out trimmed the refits' tails,
+    // their σ too small by a seventh (measured: a shift then never resolved).
+    if (score.miss && heldLast && pending !== undefined) outliers.delete(pending);
+    pending = undefined;
     if ((score.miss && !heldLast) || Number.isNaN(scaled)) {
       x[k] = mean;
       held.set(t, mean);
+      if (score.miss && !heldLast && Math.abs(score.z) > CUSUM_CLIP) outliers.add((pending = t));
       heldLast = score.miss;
     } else {
       x[k] = scaled;
@@ -138,7 +160,8 @@ export function scoreDrift(state: DriftState, series: GridSeries, info: SeriesIn
   }
   const maxLag = model.lags.length > 0 ? model.lags[model.lags.length - 1] : 0;
   const kept = [...held].filter(([i]) => i > last - maxLag - 1);
-  return { state: { model, lastIndex: last, held: kept, heldLast, detector, detectedIndex, sinceFit }, scored, misses, transitions };
+  const stillFitted = [...outliers].filter((i) => i > last - MAX_FIT_WINDOW);
+  return { state: { model, lastIndex: last, held: kept, heldLast, detector, detectedIndex, sinceFit, outliers: stillFitted }, scored, misses, transitions };
 }
 
 /**
