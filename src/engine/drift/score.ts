@@ -134,8 +134,8 @@ export function scoreDrift(state: DriftState, series: GridSeries, info: SeriesIn
     // A single gross miss (beyond CUSUM_CLIP standard deviations, where the detector stops
     // counting) is an outlier to the refits too; one followed by another miss began a run (a level
     // shift, an outage), which refits must see whole. Why not every held miss: at level 0.95 one
-    // ordinary observation in 20 is a miss, and leaving them all out trimmed the refits' tails,
-    // their σ too small by a seventh (measured: a shift then never resolved).
+    // ordinary observation in 20 is a miss, and leaving them all out trims the refits' tails (for
+    // Gaussian errors σ × 0.87; tried: the integration test's shift then never resolved).
     if (score.miss && heldLast && pending !== undefined) outliers.delete(pending);
     pending = undefined;
     if ((score.miss && !heldLast) || Number.isNaN(scaled)) {
