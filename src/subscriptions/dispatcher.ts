@@ -12,7 +12,7 @@ import { InFlight } from '../in-flight';
 import type { Logger } from '../log';
 import { BackgroundLoop, type RoundResult } from './background-loop';
 import type { ClaimedDelivery, DeliveryStore } from './delivery-store';
-import { MAX_ATTEMPTS, retryAfterMs, retryDelay } from './retry-schedule';
+import { MAX_ATTEMPTS, nextRetryDelay, retryAfterMs } from './retry-schedule';
 import type { SubscriptionStore } from './subscription-store';
 import { postWebhook, type AttemptResult, type SenderOptions } from './webhook-sender';
 import { signatureHeaders } from './webhook-signature';
@@ -196,7 +196,7 @@ export class WebhookDispatcher {
     if (result.status === 410) return { state: 'failed' as const };
     if (attempts >= MAX_ATTEMPTS) return { state: 'failed' as const };
     const asked = result.status === 429 || result.status === 503 ? retryAfterMs(result.retryAfter, now) : undefined;
-    const delay = asked ?? retryDelay(attempts, this.deps.retryBaseMs, this.deps.random)!;
+    const delay = nextRetryDelay(attempts, this.deps.retryBaseMs, asked, this.deps.random)!;
     return { state: 'pending' as const, nextAttemptTime: now + delay };
   }
 }

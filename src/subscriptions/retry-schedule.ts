@@ -3,7 +3,8 @@
  * attempt, on the Standard Webhooks example schedule: 5 s, 5 min, 30 min, 2 h, 5 h — as multiples
  * of a base interval (`WEBHOOK_RETRY_BASE_MS`, default 5 s) so tests can run the same schedule
  * scaled down. Each delay gets ±20% uniform jitter, so receivers that failed together are not
- * retried together. A `Retry-After` on 429 or 503 replaces the scheduled delay (capped at a day).
+ * retried together. A `Retry-After` on 429 or 503 replaces the scheduled delay (capped at a day,
+ * and never shorter than the base interval: `nextRetryDelay`).
  */
 
 /** Attempts in all: the first and five retries. */
@@ -49,4 +50,17 @@ export function retryAfterMs(header: string | undefined, now: number): number | 
   const at = HTTP_DATE.test(text) ? Date.parse(text) : ASCTIME.test(text) ? Date.parse(`${text} GMT`) : NaN;
   if (Number.isNaN(at)) return undefined;
   return Math.min(Math.max(0, at - now), MAX_RETRY_AFTER_MS);
+}
+
+/**
+ * Delay in ms before the next attempt after `attempts` failed ones: what the receiver's
+ * `Retry-After` asked (`asked`, ms; undefined when none), else the schedule's (`retryDelay`);
+ * undefined when no attempt is left. A `Retry-After` may ask for a retry sooner than the schedule
+ * (a 2-hour wait cut to a minute) but never sooner than the base interval (5 s). Why: found by QA,
+ * a receiver answering 503 with `Retry-After: 0` (or a date already past) through a restart of a
+ * few seconds had all five retries made within a second, and the event was failed.
+ */
+export function nextRetryDelay(attempts: number, baseMs: number, asked: number | undefined, random: () => number = Math.random): number | undefined {
+  if (attempts < 1 || attempts >= MAX_ATTEMPTS) return undefined;
+  return asked === undefined ? retryDelay(attempts, baseMs, random) : Math.max(asked, baseMs);
 }

@@ -2064,8 +2064,8 @@ export const ResendDeliveryResponse: MessageFns<ResendDeliveryResponse> = {
  * answer within 10 seconds succeeds; redirects are not followed. A failed attempt is retried up
  * to 5 times, after 5 s, 5 min, 30 min, 2 h and 5 h (the first interval is the operator's
  * `WEBHOOK_RETRY_BASE_MS`, default 5000, the others scale with it), each ±20% random jitter. A
- * `Retry-After` on 429 or 503 replaces the scheduled interval (at most 24 hours). 410 Gone
- * pauses the subscription. After the last retry the delivery is `failed` and can be resent.
+ * `Retry-After` on 429 or 503 replaces the scheduled interval (at most 24 hours, at least the
+ * first interval). 410 Gone pauses the subscription. After the last retry the delivery is `failed` and can be resent.
  *
  * URLs must be `https` (plain `http` only when the operator allows it) and must reach the public
  * internet: the host's addresses are checked at creation and again at every connection, after

@@ -3,7 +3,7 @@ import { test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
-import { MAX_ATTEMPTS, retryAfterMs, retryDelay } from '../../../src/subscriptions/retry-schedule';
+import { MAX_ATTEMPTS, nextRetryDelay, retryAfterMs, retryDelay } from '../../../src/subscriptions/retry-schedule';
 import { newWebhookSecret, signatureHeaders, verifyWebhook } from '../../../src/subscriptions/webhook-signature';
 
 test('the production schedule: 5 s, 5 min, 30 min, 2 h, 5 h, each within ±20%; none after the fifth retry', () => {
@@ -18,6 +18,17 @@ test('the production schedule: 5 s, 5 min, 30 min, 2 h, 5 h, each within ±20%; 
   assert.equal(retryDelay(6, 5000), undefined);
   assert.equal(retryDelay(0, 5000), undefined);
   assert.equal(retryDelay(2, 10, () => 0.5), 600);
+});
+
+test('a Retry-After replaces the scheduled delay, sooner or later, but never below the base interval (found by QA: Retry-After: 0 made all five retries within a second)', () => {
+  const base = 5000;
+  assert.equal(nextRetryDelay(1, base, 0), base);
+  assert.equal(nextRetryDelay(1, base, 1200), base);
+  assert.equal(nextRetryDelay(1, base, 7000), 7000);
+  // the fourth retry is scheduled 2 h on; a receiver may ask for it sooner
+  assert.equal(nextRetryDelay(4, base, 60_000), 60_000);
+  assert.equal(nextRetryDelay(4, base, undefined, () => 0.5), retryDelay(4, base, () => 0.5));
+  assert.equal(nextRetryDelay(MAX_ATTEMPTS, base, 60_000), undefined);
 });
 
 test('Retry-After: seconds or an HTTP date, capped at a day, garbage ignored', () => {
