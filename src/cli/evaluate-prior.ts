@@ -10,8 +10,10 @@
  * sums: a set of one frequency as a source for another (M4 hourly as short daily series).
  * `--cut FILE:N[/N...]` adds FILE's validation windows again, each forecast from only the last N
  * values before it (`priorRecord`'s `cut`): short histories of a route whose benchmark series are
- * all long (M4 weekly: 80+ values). They make the short and medium length classes of their route
- * and stay out of its pooled class, so the priors of full histories do not change.
+ * all long (M4 weekly: 80+ values), or of a route the full histories do not take at all (M4 hourly
+ * under 504 hours goes to Theta + DOTM + ETS, the full histories to the AR). They make the length
+ * classes of their route and stay out of its pooled class, and a class may not hold both cut and
+ * full histories (`fitPriors` refuses), so the priors of full histories do not change.
  *
  * Only the training part of each series is used (`validationSplit`): its last `horizon` values, and
  * the `horizon` values before them (`VALIDATION_WINDOWS`), are the windows the priors are fitted
@@ -344,6 +346,12 @@ export function fitPriors(records: readonly PriorRecord[]): {
   stepFactors: Map<string, string>;
 } {
   const classes = classesOf(records, true);
+  for (const [key, rs] of classes) {
+    // a cut record in the full histories' own class would move their prior (see `cutJobs`)
+    if (!key.endsWith('|*') && rs.some((r) => r.cut !== undefined) && rs.some((r) => r.cut === undefined)) {
+      throw new UsageError(`--cut: class ${key} would hold both histories cut short and full ones (cut ${[...new Set(rs.map((r) => r.cut).filter((c) => c !== undefined))].join('/')}): cut to lengths whose route or length class the full histories do not have`);
+    }
+  }
   const priors: CalibrationPrior[] = [];
   const stepFactors = new Map<string, string>();
   const crossFitted = new Map<PriorRecord, SideFactors>();
@@ -447,9 +455,11 @@ function sumJobs(text: string | undefined): { file: string; sum: { k: number; ho
 }
 
 /**
- * `--cut FILE:N[/N...][,...]` as one job per file and length. Why N under 50: a cut record joins the
- * length class of N, and the long class ('l') is the full histories' own (a cut there would change
- * the prior of every long series).
+ * `--cut FILE:N[/N...][,...]` as one job per file and length (whole N from `MIN_HISTORY`). A cut
+ * record joins the length class of N under the route `auto` takes on N values; where that class is
+ * also the full histories' own (weekly cuts of 50+, hourly ones of 504+ hours) `fitPriors` refuses
+ * the mix, since the cut would change the prior of every long series. N had to be under 50 for that
+ * reason before, which also barred hourly cuts of 50–503 hours, whose route no full history takes.
  */
 function cutJobs(text: string | undefined): { file: string; cut: number }[] {
   return (text ?? '')
@@ -458,8 +468,8 @@ function cutJobs(text: string | undefined): { file: string; cut: number }[] {
     .flatMap((spec) => {
       const m = /^(.+):([\d/]+)$/.exec(spec);
       const lengths = (m?.[2] ?? '').split('/').map(Number);
-      if (!m || lengths.some((n) => !Number.isInteger(n) || n < MIN_HISTORY || lengthClass(n) === 'l')) {
-        throw new UsageError(`--cut wants FILE:N[/N...] with whole N from ${MIN_HISTORY} to 49, got ${spec}`);
+      if (!m || lengths.some((n) => !Number.isInteger(n) || n < MIN_HISTORY)) {
+        throw new UsageError(`--cut wants FILE:N[/N...] with whole N from ${MIN_HISTORY}, got ${spec}`);
       }
       return lengths.map((cut) => ({ file: m[1], cut }));
     });

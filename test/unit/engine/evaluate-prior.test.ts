@@ -81,6 +81,19 @@ test('a history cut short (--cut) is forecast from its last N values, joins its 
   assert.ok(short.upper.a > pooled(without)!.upper.a + Math.log(2), 'the short class learns the wider errors');
 });
 
+test('fitPriors refuses a length class holding both histories cut short and full ones (the cut would move the full ones\' prior)', () => {
+  const h = 6;
+  const record = (i: number, cutTo?: number): PriorRecord =>
+    toyRecord(i, Array.from({ length: h }, (_, k) => ((i % 2 === 0 ? 1 : -1) * (((i * 7 + k) % 40) + 1)) / 40), { length: 'l', ...(cutTo === undefined ? {} : { cut: cutTo }) });
+  const fulls = Array.from({ length: 120 }, (_, i) => record(i));
+  assert.throws(() => fitPriors([...fulls, ...Array.from({ length: 120 }, (_, i) => record(i, 60))]), /--cut: class m\|1\|l would hold both/);
+  // cut histories of a route no full history takes make a class of their own (hourly under 504 hours: Theta)
+  const other = Array.from({ length: 120 }, (_, i) => ({ ...record(i, 240), model: 'theta' }));
+  const priors = fitPriors([...fulls, ...other]).priors;
+  assert.deepEqual(priors.map((p) => `${p.model}|${p.length}`), ['m|*', 'theta|l']);
+  assert.deepEqual(priors[0], fitPriors(fulls).priors[0]);
+});
+
 test('a summed source (--sum) sums the training part only, so its validation windows hold no test value', () => {
   // 30 "hourly" values summed over 4: 7 blocks aligned to the training part's end (the first 2 values dropped)
   const hourly = { ...series(30, 6), group: 'hourly', period: 24 };
