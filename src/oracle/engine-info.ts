@@ -129,7 +129,9 @@ import type { SeriesInfo } from '../engine/types';
  * series has 3 to 4 cycles: every row identical at the table's precision; the M3 monthly priors
  * refitted (validation histories of 36–47 months: MSIS of that class 6.80 → 6.15), which moves
  * M3 monthly's MSIS 5.8476 → 5.8484 and coverage 95.619% → 95.627% (point forecasts identical).
- * 1.18.1: drift scoring only (forecasts unchanged). Its one-step model is never fitted on data the
+ * 1.18.1: drift scoring, and a reconciliation warning (forecasts unchanged). A hierarchy whose
+ * nodes' base means span more than 12 orders of magnitude is reconciled under a warning that its
+ * smallest nodes carry the largest's rounding (`MAX_RELIABLE_SCALE_RATIO`). Drift's one-step model is never fitted on data the
  * oracle refuses (beyond 1e100, or all below 1e-8); a single miss beyond 7 σ held out of the
  * history is held out of the refits too while in their window (`DriftState.outliers`: one 1e12 among values near
  * 100 had widened every interval after the next refit), the first miss of a run taken back in;

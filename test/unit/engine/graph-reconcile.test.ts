@@ -278,6 +278,19 @@ describe('probabilistic reconciliation', () => {
     close(out.means[0], out.means[1] + out.means[2], 1e-12);
   });
 
+  test('nodes whose forecasts span more than 12 orders of magnitude are reconciled under a warning (found by QA: a leaf near 1e-7 beside one at 5e99 got a median of 2.9e76)', () => {
+    const run = (factor: number) => {
+      // the first leaf (node 5) shrunk by `factor`, every node containing it alike
+      const scaled = means.map((m, i) => (i === 5 ? m / factor : m));
+      const scaledDraws = draws.map((d, i) => (i === 5 ? Float64Array.from(d, (v) => v / factor) : d));
+      return reconcile({ structure: s, method: 'mint_shrink', errors, steps: [{ means: scaled, draws: scaledDraws }], kind: 'continuous', seed: 9 }).warnings;
+    };
+    assert.deepEqual(run(1).filter((w) => w.includes('orders of magnitude')), []);
+    assert.deepEqual(run(1e10).filter((w) => w.includes('orders of magnitude')), []);
+    const [w] = run(1e14).filter((x) => x.includes('orders of magnitude'));
+    assert.match(w, /span 15 orders of magnitude \(5\.00e-14 to 30\.0\)/);
+  });
+
   test('same input and seed → identical output; another seed → other draws', () => {
     const run = (seed: number) => reconcile({ structure: s, method: 'mint_shrink', errors, steps: [{ means, draws }], kind: 'continuous', seed }).steps[0];
     assert.deepEqual(run(4), run(4));
