@@ -101,9 +101,10 @@ export function scoreDrift(state: DriftState, series: GridSeries, info: SeriesIn
   let { heldLast, detector, detectedIndex, sinceFit } = state;
   const held = new Map(state.held.map(([i, v]) => [i, v]));
   const outliers = new Set(state.outliers ?? []);
-  // the miss held last, when it is an outlier: one unless the next observation misses too (a shift begun)
-  const lastHeld = state.held.length > 0 ? Math.max(...state.held.map(([i]) => i)) : undefined;
-  let pending = heldLast && lastHeld !== undefined && outliers.has(lastHeld) ? lastHeld : undefined;
+  // the last observation scored, when it is an outlier: one unless the next observation misses too
+  // (a shift begun). Read from the outliers, not from `heldLast`: a refit at that observation (a
+  // detection, or the scheduled one) clears `heldLast` but not the question.
+  let pending = lastScoredOutlier(state, series);
   let x = history(model, series, state.lastIndex, held);
   const at = (i: number) => x[Math.max(0, i - series.firstIndex)];
   const transitions: DriftTransition[] = [];
@@ -136,7 +137,7 @@ export function scoreDrift(state: DriftState, series: GridSeries, info: SeriesIn
     // shift, an outage), which refits must see whole. Why not every held miss: at level 0.95 one
     // ordinary observation in 20 is a miss, and leaving them all out trims the refits' tails (for
     // Gaussian errors σ × 0.87; tried: the integration test's shift then never resolved).
-    if (score.miss && heldLast && pending !== undefined) outliers.delete(pending);
+    if (score.miss && pending !== undefined) outliers.delete(pending);
     pending = undefined;
     if ((score.miss && !heldLast) || Number.isNaN(scaled)) {
       x[k] = mean;
@@ -162,6 +163,18 @@ export function scoreDrift(state: DriftState, series: GridSeries, info: SeriesIn
   const kept = [...held].filter(([i]) => i > last - maxLag - 1);
   const stillFitted = [...outliers].filter((i) => i > last - MAX_FIT_WINDOW);
   return { state: { model, lastIndex: last, held: kept, heldLast, detector, detectedIndex, sinceFit, outliers: stillFitted }, scored, misses, transitions };
+}
+
+/**
+ * The newest of `state.outliers` when no observation was scored after it (the grid values between
+ * it and `state.lastIndex` all gaps), else undefined: the outlier a miss next takes back in.
+ */
+function lastScoredOutlier(state: DriftState, series: GridSeries): number | undefined {
+  if (!state.outliers || state.outliers.length === 0) return undefined;
+  const newest = Math.max(...state.outliers);
+  if (newest + 1 < series.firstIndex) return undefined; // the steps after it are not in the window: unknown
+  for (let i = newest + 1; i <= state.lastIndex; i++) if (!Number.isNaN(series.values[i - series.firstIndex])) return undefined;
+  return newest;
 }
 
 /**

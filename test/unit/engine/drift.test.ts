@@ -3,7 +3,7 @@ import { describe, test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import { CUSUM_H, INITIAL_DETECTOR, RESOLVE_RUN, stepDetector, type DetectorState } from '../../../src/engine/drift/detector';
 import { fitDriftModel, MIN_DRIFT_OBSERVATIONS, scoreOneStep } from '../../../src/engine/drift/one-step';
-import { scoreDrift, startDrift, type DriftState, type DriftTransition } from '../../../src/engine/drift/score';
+import { REFIT_EVERY, scoreDrift, startDrift, type DriftState, type DriftTransition } from '../../../src/engine/drift/score';
 import { Rng } from '../../../src/engine/rng';
 
 const info = { period: 24, periods: [24] };
@@ -139,6 +139,18 @@ describe('scoring', () => {
     for (const t of b.transitions) assert.ok(t.observation.upper < 1000, `upper ${t.observation.upper}`);
     // remembered while it can be in a fit window, through the stored state
     assert.ok(b.state.outliers!.includes(from + 20));
+  });
+
+  test('the first miss of a run is taken back in even when a refit falls on it (the scheduled one, or a detection): a shift is fitted whole', () => {
+    const from = 24 * 30;
+    // the shift begins on the 100th observation scored: the scheduled refit is made at it
+    const at = from + REFIT_EVERY - 1;
+    const y = series(24 * 36).map((v, t) => (t >= at ? v + 1e4 : v));
+    const stepwise = feed(y, from);
+    assert.ok(stepwise.transitions.some((t) => t.type === 'drift.detected'));
+    assert.ok(!stepwise.state.outliers!.includes(at), `outliers ${stepwise.state.outliers}`);
+    const start = startDrift({ values: y.slice(0, from), firstIndex: 0 }, info, from - 1);
+    assert.deepEqual(scoreDrift(start, { values: y, firstIndex: 0 }, info, 0.95).state, stepwise.state);
   });
 
   test("a series on the raw scale is judged in its own units, however small (found by QA: values near 1e-7 had a sigma floor of 1e-6, and no shift was ever a miss)", () => {
