@@ -156,6 +156,25 @@ describe('retries', () => {
     assert.equal(pending.code, 'not_found');
   });
 
+  test('a Retry-After of 0 on 503 waits the base interval all the same (the dispatcher applies nextRetryDelay: five retries within a second otherwise)', async () => {
+    let limited = true;
+    const { receiver, id } = await subscribed(() => {
+      if (!limited) return { status: 200 };
+      limited = false;
+      return { status: 503, headers: { 'retry-after': '0' } };
+    });
+    const first = await sendTest(id);
+    await receiver.waitFor((r) => ofId(r, first.eventId).length >= 1);
+    await settled();
+    const d = await delivery(id, first.deliveryId);
+    assert.equal(Date.parse(d.next_attempt_time) - Date.parse(d.attempts[0].time), BASE);
+    clock.advance(BASE);
+    t.service.ctx.webhooks.dispatcher.poke();
+    await receiver.waitFor((r) => ofId(r, first.eventId).length >= 2);
+    await settled();
+    assert.equal((await delivery(id, first.deliveryId)).state, 'succeeded');
+  });
+
   test('Retry-After on 429 sets the next attempt; 410 Gone pauses the subscription until resumed', async () => {
     let gone = false;
     let limited = true;
