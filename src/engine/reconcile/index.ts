@@ -97,7 +97,8 @@ function scaleWarning(means: ArrayLike<number>): string | undefined {
     smallest = Math.min(smallest, m);
   }
   if (!(largest / smallest > MAX_RELIABLE_SCALE_RATIO)) return undefined;
-  return `the nodes' forecasts span ${Math.log10(largest / smallest).toFixed(0)} orders of magnitude (${smallest.toPrecision(3)} to ${largest.toPrecision(3)}): reconciled in double precision, nodes below ${MAX_RELIABLE_SCALE_RATIO.toExponential(0)} of the largest carry its rounding, so their reconciled values are not reliable (forecast them at depth 0, or in a hierarchy of their own scale)`;
+  // the logs' difference, not the ratio's log: the ratio of 5e-308 and 30 is Infinity in a double
+  return `the nodes' forecasts span ${(Math.log10(largest) - Math.log10(smallest)).toFixed(0)} orders of magnitude (${smallest.toPrecision(3)} to ${largest.toPrecision(3)}): reconciled in double precision, nodes below ${(1 / MAX_RELIABLE_SCALE_RATIO).toExponential(0)} of the largest carry its rounding, so their reconciled values are not reliable (forecast them at depth 0, or in a hierarchy of their own scale)`;
 }
 
 /** Reconcile every step of `input` with one fitted map and the errors' copula (see the file comment). */

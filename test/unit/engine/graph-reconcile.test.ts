@@ -289,6 +289,9 @@ describe('probabilistic reconciliation', () => {
     assert.deepEqual(run(1e10).filter((w) => w.includes('orders of magnitude')), []);
     const [w] = run(1e14).filter((x) => x.includes('orders of magnitude'));
     assert.match(w, /span 15 orders of magnitude \(5\.00e-14 to 30\.0\)/);
+    // a fraction of the largest (1e-12 of it, not 1e+12), and a count of orders even where the ratio overflows a double
+    assert.match(w, /nodes below 1e-12 of the largest carry its rounding/);
+    assert.match(run(1e308).filter((x) => x.includes('orders of magnitude'))[0], /span 309 orders of magnitude \(5\.00e-308 to 30\.0\)/);
   });
 
   test('same input and seed → identical output; another seed → other draws', () => {
