@@ -135,7 +135,7 @@ import type { SeriesInfo } from '../engine/types';
  * oracle refuses (beyond 1e100, or all below 1e-8); a single miss beyond 7 σ held out of the
  * history is held out of the refits too while in their window (`DriftState.outliers`: one 1e12 among values near
  * 100 had widened every interval after the next refit), the first miss of a run taken back in;
- * on the raw scale the σ floor is relative to the data's magnitude (values near 1e-7 had a floor
+ * on the raw scale the σ floor is relative to the data's magnitude where it is below 1 (values near 1e-7 had a floor
  * of 1e-6 and no shift was a miss); events name the model that scored them. `bench/drift.js`
  * identical: 657 events, false alarms 2.7%, detected 96.4%, delay 2 / p90 8.
  */

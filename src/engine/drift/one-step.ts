@@ -87,8 +87,10 @@ export function fitDriftModel(series: GridSeries, info: SeriesInfo, upTo: number
   // A constant or unfittable series gets a flat model: its sigma floor makes any change a miss.
   // The floor is relative to the data's own scale: in logs 1 (a relative change of 1e-6); on the
   // raw scale the fitted values' mean magnitude (found by QA: with 1 there, a series of values near
-  // 1e-7 had σ ≥ 1e-6 and no shift of it, however large in its own terms, was ever a miss).
-  const scale = Math.abs(p.intercept) + (p.log ? 1 : meanMagnitude(y) || 1);
+  // 1e-7 had σ ≥ 1e-6 and no shift of it, however large in its own terms, was ever a miss), at
+  // most 1 as before: a floor of 1e-6 of a level near -1e9 was 1000 for noise of sd 1, and a shift of
+  // 50 sd was never a miss (found in review).
+  const scale = Math.abs(p.intercept) + (p.log ? 1 : Math.min(1, meanMagnitude(y) || 1));
   return { name: fitted.model, lags: [...p.lags], phi: [...p.phi], intercept: p.intercept, sigma: Math.max(p.sigma, 1e-6 * scale), log: p.log };
 }
 

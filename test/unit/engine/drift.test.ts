@@ -170,6 +170,16 @@ describe('scoring', () => {
     assert.ok(flat.sigma > 0 && flat.sigma < 1e-11, `sigma ${flat.sigma}`);
   });
 
+  test('a raw-scale series far from 0 with small noise keeps its sensitivity (the floor relative to the data applies below magnitude 1 only)', () => {
+    // near -1e9 (negative: the raw scale), noise of sd 1: a shift of +50 is 50 standard deviations
+    const rng = new Rng(3);
+    const y = Array.from({ length: 24 * 36 }, (_, t) => -1e9 + 5 * Math.sin((2 * Math.PI * t) / 24) + rng.normal() + (t >= 24 * 30 + 5 ? 50 : 0));
+    const r = feed(y, 24 * 30);
+    assert.equal(r.state.model!.log, false);
+    assert.ok(r.transitions.some((t) => t.type === 'drift.detected'), 'detected');
+    assert.ok(fitDriftModel({ values: y.slice(0, 24 * 30), firstIndex: 0 }, info, 24 * 30 - 1)!.sigma < 10);
+  });
+
   test('one call over many observations equals one call per observation (state through JSON)', () => {
     const y = series(24 * 36).map((v, t) => (t > 24 * 31 ? v + 40 : v));
     const stepwise = feed(y, 24 * 30);
