@@ -291,8 +291,8 @@ export function entityService(deps: EntityServiceDeps): ServiceBinding {
         if (req.axis && !record.axes.some((a) => a.name === req.axis)) {
           throw invalidArgument('axis', `entity ${entity} has no axis ${quote(req.axis)}`);
         }
-        const start = req.start ? parseTime(req.start, 'start') : undefined;
-        const end = req.end ? parseTime(req.end, 'end') : undefined;
+        const start = req.start ? parseTime(req.start, 'start', 'ceil') : undefined;
+        const end = req.end ? parseTime(req.end, 'end', 'ceil') : undefined;
         const requested = parseRevision(req.asOfRevision, 'as_of_revision');
         const size = pageSize(req.pageSize);
         const query = `ListObservations|${entity}|${req.axis}|${start ?? ''}|${end ?? ''}|${requested}`;

@@ -91,10 +91,14 @@ export function timeOf(f: Frequency, index: number): number {
 
 /**
  * Parse an RFC 3339 timestamp (with `Z` or an offset) to epoch ms; throws 400 naming `field`.
- * Stricter than `Date.parse`, which accepts many other shapes. Up to 9 fraction digits, those
- * below the millisecond only zeros (`.123000Z`, not `.1234Z`).
+ * Stricter than `Date.parse`, which accepts many other shapes. Up to 9 fraction digits. Digits
+ * below the millisecond (`finer`): an observation's time must have only zeros there (`.123000Z`,
+ * not `.1234Z`: 'refuse'); a filter bound is rounded up to the next millisecond ('ceil'), which
+ * selects exactly the stored times (all whole milliseconds) at or after it, or before it as an
+ * exclusive end. Why not refuse those too: `datetime.isoformat()` (Python) writes microseconds,
+ * and such a bound is exact once rounded up (found by review).
  */
-export function parseTime(value: string, field: string): number {
+export function parseTime(value: string, field: string, finer: 'refuse' | 'ceil' = 'refuse'): number {
   const m = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/.exec(value);
   const ms = m ? Date.parse(value.toUpperCase()) : NaN;
   if (!m || Number.isNaN(ms) || Number(m[2]) > 12 || Number(m[3]) > 31 || Number(m[4]) > 23 || Number(m[5]) > 59 || Number(m[6]) > 59) {
@@ -102,7 +106,8 @@ export function parseTime(value: string, field: string): number {
   }
   // Date.parse keeps milliseconds and drops finer digits: 00:00:00.0009Z would be taken for
   // 00:00:00Z, a time on the grid that was not sent (found by QA). Refuse what it would drop.
-  if (m[7] && /[1-9]/.test(m[7].slice(4))) {
+  const belowMs = m[7] !== undefined && /[1-9]/.test(m[7].slice(4));
+  if (belowMs && finer === 'refuse') {
     throw invalidArgument(field, `${quote(value)} has digits below the millisecond: times are kept to the millisecond`);
   }
   // Date.parse rolls 2026-02-31 over to March: refuse dates that do not exist.
@@ -111,5 +116,6 @@ export function parseTime(value: string, field: string): number {
   if (check.getUTCMonth() !== mo - 1 || check.getUTCDate() !== d) {
     throw invalidArgument(field, `${quote(value)} is not a valid date`);
   }
-  return ms;
+  // Date.parse truncates the millisecond field (whatever the epoch's sign): the next one is above
+  return belowMs ? ms + 1 : ms;
 }

@@ -55,8 +55,8 @@ export function manifestService(deps: ManifestServiceDeps): ServiceBinding {
       async handle(req, ctx) {
         const accountId = accountOf(ctx);
         const entity = req.entity ? parseEntityId(req.entity).entity : undefined;
-        const start = req.start ? parseTime(req.start, 'start') : undefined;
-        const end = req.end ? parseTime(req.end, 'end') : undefined;
+        const start = req.start ? parseTime(req.start, 'start', 'ceil') : undefined;
+        const end = req.end ? parseTime(req.end, 'end', 'ceil') : undefined;
         const size = pageSize(req.pageSize);
         const query = `ListManifests|${entity ?? ''}|${start ?? ''}|${end ?? ''}`;
         const before = req.cursor ? cursors.decode<{ t: number; q: string }>(accountId, query, req.cursor) : undefined;

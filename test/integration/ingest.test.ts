@@ -168,6 +168,24 @@ describe('data revisions are per account', () => {
     assert.equal((await stored('store:r', a)).data_revision, '2');
   });
 
+  test('filter bounds with digits below the millisecond (Python isoformat) select exactly, rounded up; observation times with them are refused', async () => {
+    const a = (await t.account('enterprise')).key;
+    await createEntity(a, 'store:fine', 'PT1M');
+    const rows: Row[] = [0, 1, 2].map((s) => ({ axis: 'demand', time: `2026-02-01T00:0${s}:00Z`, value: s }));
+    await ingest('rest', 'store:fine', rows, a);
+    const times = async (query: string) => {
+      const o = await rest(t, a, { method: 'GET', path: `/v1/entities/store:fine/observations?${query}` });
+      assert.equal(o.code, 'ok', o.message);
+      return (o.data.observations as { time: string }[]).map((x) => x.time);
+    };
+    // start is inclusive: a microsecond after minute 0 leaves it out; end is exclusive: a microsecond after minute 2 keeps it
+    assert.deepEqual(await times(`start=${encodeURIComponent('2026-02-01T00:00:00.000001+00:00')}`), ['2026-02-01T00:01:00Z', '2026-02-01T00:02:00Z']);
+    assert.deepEqual(await times(`end=${encodeURIComponent('2026-02-01T00:02:00.000001+00:00')}`), ['2026-02-01T00:00:00Z', '2026-02-01T00:01:00Z', '2026-02-01T00:02:00Z']);
+    assert.deepEqual(await times(`end=${encodeURIComponent('2026-02-01T00:02:00.000000+00:00')}`), ['2026-02-01T00:00:00Z', '2026-02-01T00:01:00Z']);
+    const fine = await ingest('rest', 'store:fine', [{ axis: 'demand', time: '2026-02-01T00:03:00.000001Z', value: 3 }], a);
+    assert.equal(fine.code, 'invalid_argument');
+  });
+
   test('40 concurrent ingests of one account over both protocols get the revisions 1..40, each once', async () => {
     const { key: k, accountId: id } = await t.account('enterprise');
     await createEntity(k, 'store:c');

@@ -34,6 +34,11 @@ test('RFC 3339 parsing is strict', () => {
   for (const fine of ['2026-01-02T00:00:00.0009Z', '2026-01-02T00:00:00.000000001Z', '2026-01-02T00:00:00.1234+01:00']) {
     assert.throws(() => parseTime(fine, 'observations[0].time'), (e: ServiceError) => e.code === 'invalid_argument' && /^observations\[0\]\.time: .* below the millisecond/.test(e.message), fine);
   }
+  // a filter bound is rounded up to the next millisecond instead (exact for >= start and < end)
+  assert.equal(parseTime('2026-01-02T00:00:00.0009Z', 'start', 'ceil'), Date.UTC(2026, 0, 2) + 1);
+  assert.equal(parseTime('2026-01-02T00:00:00.123456+00:00', 'end', 'ceil'), Date.UTC(2026, 0, 2) + 124);
+  assert.equal(parseTime('1960-01-02T00:00:00.000001Z', 'start', 'ceil'), Date.UTC(1960, 0, 2) + 1);
+  assert.equal(parseTime('2026-01-02T00:00:00.123000Z', 'start', 'ceil'), Date.UTC(2026, 0, 2) + 123);
   for (const bad of ['2026-01-02', '2026-02-30T00:00:00Z', '2026-13-01T00:00:00Z', 'yesterday', '2026-01-02 00:00:00', '1767312000']) {
     assert.throws(() => parseTime(bad, 'observations[3].time'), (e: ServiceError) => e.code === 'invalid_argument' && e.message.startsWith('observations[3].time'), bad);
   }
