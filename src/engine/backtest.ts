@@ -190,8 +190,10 @@ export function backtest(
 
 /**
  * CRPS skill against a baseline backtest on the same origins: max(0, 1 − CRPS / CRPS_baseline).
- * Only origins scored by both count. NaN when there is none (too little history), 0 when the
- * baseline is perfect (zero CRPS) — why: a perfect baseline leaves nothing to be skilful about.
+ * Only origins scored by both count. NaN when there is none (too little history). When the
+ * baseline is perfect (zero CRPS): 1 if the model is perfect too, else 0 — why: a perfect baseline
+ * leaves nothing to be skilful about. (A reconciled node's draws are never exactly a constant
+ * series' value, so at depth ≥ 1 such a series gets 0 where its depth-0 answer gets 1: found by QA.)
  */
 export function confidenceScore(model: BacktestResult, baseline: BacktestResult): number {
   const base = new Map(baseline.origins.map((o) => [o.origin, o.crps]));
