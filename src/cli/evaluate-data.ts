@@ -5,7 +5,8 @@
  * A hierarchy file (`shared/data/hierarchy/README.md`: one JSON object with bottom `series` and
  * `train_length`) is accepted too, as every series of the hierarchy (`hierarchySeries`).
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { FileTooLarge, readFileAtMost } from './bounded-read';
 import { dirname, join, resolve } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { MAX_SEASON_LENGTH } from '../entities/frequency';
@@ -25,10 +26,34 @@ export interface BenchmarkSeries {
   readonly origin?: number;
 }
 
+/**
+ * Most bytes of a data file (`--data`, `--sum`, a hierarchy), unpacked: 100 times the largest
+ * shared benchmark file (M4 weekly, 2.9 MB), and the end of a read that would not end (found by
+ * QA: `evaluate --data /dev/zero` read until killed; `readFileAtMost`) or of a small `.gz` that
+ * unpacks to gigabytes.
+ */
+export const MAX_DATA_FILE_BYTES = 256 * 1024 * 1024;
+
+/** A data file's bytes (unpacked when it ends in `.gz`), at most `MAX_DATA_FILE_BYTES`. */
+export function readDataFile(file: string): Buffer {
+  const tooLarge = () => new Error(`${file}: larger than ${MAX_DATA_FILE_BYTES} bytes${file.endsWith('.gz') ? ' unpacked' : ''}: split it into smaller files`);
+  let buf: Buffer;
+  try {
+    buf = readFileAtMost(file, MAX_DATA_FILE_BYTES);
+  } catch (err) {
+    throw err instanceof FileTooLarge ? tooLarge() : err;
+  }
+  if (!file.endsWith('.gz')) return buf;
+  try {
+    return gunzipSync(buf, { maxOutputLength: MAX_DATA_FILE_BYTES });
+  } catch (err) {
+    throw (err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' ? tooLarge() : err;
+  }
+}
+
 /** Read a `.jsonl` or `.jsonl.gz` file into objects (no validation). */
 export function readJsonLines(file: string): unknown[] {
-  let buf = readFileSync(file);
-  if (file.endsWith('.gz')) buf = gunzipSync(buf);
+  const buf = readDataFile(file);
   const out: unknown[] = [];
   const text = buf.toString('utf8');
   let start = 0;
@@ -89,7 +114,7 @@ export function hierarchySeries(doc: Record<string, unknown>, file: string): Rec
 
 /** Load and validate a benchmark file; `limit` keeps the first N series. */
 export function loadBenchmark(file: string, limit?: number): BenchmarkSeries[] {
-  const rows = file.endsWith('.json') ? hierarchySeries(JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>, file) : readJsonLines(file);
+  const rows = file.endsWith('.json') ? hierarchySeries(JSON.parse(readDataFile(file).toString('utf8')) as Record<string, unknown>, file) : readJsonLines(file);
   const out: BenchmarkSeries[] = [];
   for (let i = 0; i < rows.length && (limit === undefined || out.length < limit); i++) {
     const r = rows[i] as Record<string, unknown>;

@@ -7,7 +7,7 @@
  * Region, Purpose, State × Purpose and Region × Purpose: 425 series. Any file in that format
  * works; records are validated and the offending one named.
  */
-import { readFileSync } from 'node:fs';
+import { readDataFile } from './evaluate-data';
 import { MAX_SEASON_LENGTH } from '../entities/frequency';
 
 /** One node of the grouped structure. */
@@ -50,7 +50,7 @@ function stringArray(v: unknown): string[] | undefined {
 export function loadHierarchy(file: string, horizon?: number): HierarchyData {
   let raw: Record<string, unknown>;
   try {
-    raw = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+    raw = JSON.parse(readDataFile(file).toString('utf8')) as Record<string, unknown>;
   } catch (err) {
     throw new Error(`${file}: not a readable JSON file (${(err as Error).message})`);
   }

@@ -4,12 +4,12 @@
  * `https://host/v1/manifests/keys`), else from the database's published keys (`DATABASE_URL`).
  * Exit 0 and print what verified; exit 1 naming what failed.
  */
-import { closeSync, openSync, readSync } from 'node:fs';
 import { loadConfig } from '../config';
 import { jwkOf, listSigningKeys } from '../manifests/signing-keys';
 import { verifyDocument, VerificationFailure } from '../manifests/verify';
 import { openDatabase } from '../store/database';
 import { allowOnly, optionValue, parseArgs, UsageError } from './args';
+import { FileTooLarge, readFileAtMost } from './bounded-read';
 
 /** How long fetching a JWKS URL may take. */
 const FETCH_TIMEOUT_MS = 10_000;
@@ -17,35 +17,16 @@ const FETCH_TIMEOUT_MS = 10_000;
 /**
  * Most bytes read of a manifest, an envelope or a JWKS: far above any the service exports (a
  * manifest of 1,000 inputs is about 1 MB), and the end of a read that would not end (found by QA:
- * `manifests verify /dev/zero` read 4 GB until killed). Read in pieces, so that a pipe or
- * `/dev/stdin` works too.
+ * `manifests verify /dev/zero` read 4 GB until killed; `readFileAtMost`).
  */
 const MAX_DOCUMENT_BYTES = 64 * 1024 * 1024;
 
 function readText(path: string, what: string): string {
-  let fd: number;
   try {
-    fd = openSync(path, 'r');
+    return readFileAtMost(path, MAX_DOCUMENT_BYTES).toString('utf8');
   } catch (err) {
+    if (err instanceof FileTooLarge) throw new VerificationFailure(`${what} ${path} is larger than ${MAX_DOCUMENT_BYTES} bytes: not a manifest, envelope or JWKS`);
     throw new VerificationFailure(`cannot read ${what} ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
-  }
-  try {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for (;;) {
-      const chunk = Buffer.alloc(1024 * 1024);
-      const n = readSync(fd, chunk, 0, chunk.length, null);
-      if (n === 0) break;
-      size += n;
-      if (size > MAX_DOCUMENT_BYTES) throw new VerificationFailure(`${what} ${path} is larger than ${MAX_DOCUMENT_BYTES} bytes: not a manifest, envelope or JWKS`);
-      chunks.push(chunk.subarray(0, n));
-    }
-    return Buffer.concat(chunks).toString('utf8');
-  } catch (err) {
-    if (err instanceof VerificationFailure) throw err;
-    throw new VerificationFailure(`cannot read ${what} ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
-  } finally {
-    closeSync(fd);
   }
 }
 

@@ -7,7 +7,10 @@
 import { test } from '@jest/globals';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, writeFileSync } from 'node:fs';
+import { once } from 'node:events';
+import { pipeline } from 'node:stream/promises';
+import { createGzip } from 'node:zlib';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO_ROOT } from '../helpers/files';
@@ -52,4 +55,24 @@ test('evaluate and evaluate-hierarchy refuse a period, groupings, draws or worke
     assert.equal(r.code, code, `${args.join(' ')}: ${r.err}`);
     assert.match(r.err, message, args.join(' '));
   }
+});
+
+test('evaluate and evaluate-hierarchy refuse a data file that never ends or unpacks past 256 MiB, exit 1 (found by QA: --data /dev/zero read until killed)', async () => {
+  const limit = /larger than 268435456 bytes/;
+  for (const command of ['evaluate', 'evaluate-hierarchy']) {
+    const r = cli([command, '--data', '/dev/zero', '--workers', '1']);
+    assert.equal(r.code, 1, `${command}: ${r.err}`);
+    assert.match(r.err, limit, command);
+  }
+  // a small .gz that unpacks to 300 MiB of spaces (written in pieces: the test holds 1 MiB at a time)
+  const bomb = join(mkdtempSync(join(tmpdir(), 'forecast-eval-gz-')), 'bomb.jsonl.gz');
+  const zip = createGzip({ level: 9 });
+  const done = pipeline(zip, createWriteStream(bomb));
+  const piece = Buffer.alloc(1 << 20, 0x20);
+  for (let i = 0; i < 300; i++) if (!zip.write(piece)) await once(zip, 'drain');
+  zip.end();
+  await done;
+  const r = cli(['evaluate', '--data', bomb, '--workers', '1']);
+  assert.equal(r.code, 1, r.err);
+  assert.match(r.err, /larger than 268435456 bytes unpacked/);
 });
