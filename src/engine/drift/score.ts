@@ -37,11 +37,10 @@ export interface DriftState {
   /**
    * Grid indices of the observations held out of the history as single gross misses (beyond
    * `CUSUM_CLIP` standard deviations), within the fit window before `lastIndex`: a refit leaves
-   * them out too (as gaps). Why: refits read the raw
-   * values, so one fat-fingered value (1e12 among values near 100, found by QA) held out of the
-   * forecasts went into the next refit's coefficients and variance, whose intervals then covered
-   * everything, and a level shift under way was called resolved. Absent in states stored before
-   * (read as none).
+   * them out too (as gaps). Why: refits read the raw values, so one fat-fingered value (1e12
+   * among values near 100, found by QA) held out of the forecasts went into the next refit's
+   * coefficients and variance, whose intervals then covered everything, and a level shift under
+   * way was called resolved. Absent in states stored before (read as none).
    */
   readonly outliers?: readonly number[];
 }
