@@ -79,7 +79,7 @@ interface EntityOutcome {
   readonly entity: string;
   /** The outbox rows it consumed. */
   readonly ids: readonly number[];
-  readonly writes: { readonly sub: SubscriptionRecord; readonly axis: string; readonly state: DriftState; readonly version: number }[];
+  readonly writes: { readonly sub: SubscriptionRecord; readonly axis: string; readonly state: DriftState; readonly incarnation: string; readonly version: number }[];
   readonly events: NewEvent[];
 }
 
@@ -88,6 +88,17 @@ interface StoredState {
   readonly state: DriftState | null;
   readonly version: number;
 }
+
+/**
+ * A drift state as stored: the state and the incarnation of the entity it was scored on (absent in
+ * states stored before). Why: a state is keyed by subscription, entity name and axis, and a
+ * subscription on a parent with `include_descendants` outlives a child deleted and made again
+ * under its name; found by QA, the new child's values up to the old one's last time were never
+ * scored and later ones were judged with the old model and verdict (a `drift.resolved` of the
+ * deleted entity's drift, then a false `drift.detected`). A state of another incarnation is read as
+ * none (and overwritten at its version); entity deletion also removes the states (`deleteOnEntity`).
+ */
+type StoredDriftState = DriftState & { readonly incarnation?: string };
 
 /** See the file comment. */
 export class DriftWorker {
@@ -250,7 +261,7 @@ export class DriftWorker {
     for (const axis of record?.axes ?? []) {
       const covering = subs.filter((s) => s.axes.length === 0 || s.axes.includes(axis.name));
       if (covering.length === 0) continue;
-      const stored = await this.loadStates(covering, entity, axis.name);
+      const stored = await this.loadStates(covering, entity, axis.name, record!.incarnation);
       const fresh = covering.some((s) => !stored.get(s.id)?.state);
       const frontier = fresh ? ((await frontierBefore(this.deps.database, accountId, record!, axis.name, revision)) ?? -Infinity) : -Infinity;
       // with the axis's bounds: an alert's expected value and interval are censored to them
@@ -268,7 +279,7 @@ export class DriftWorker {
       const results = await this.deps.scorer.scoreJob({ info, values: window.values, firstIndex: window.firstIndex, items }, accountId, this.stopping.signal);
       for (const r of results) {
         const sub = covering.find((s) => s.id === r.key)!;
-        outcome.writes.push({ sub, axis: axis.name, state: r.state, version: stored.get(sub.id)?.version ?? 0 });
+        outcome.writes.push({ sub, axis: axis.name, state: r.state, incarnation: record!.incarnation, version: stored.get(sub.id)?.version ?? 0 });
         for (const t of r.transitions) {
           if (!sub.events.includes(t.type)) continue;
           const id = newId('evt', this.deps.clock);
@@ -296,7 +307,7 @@ export class DriftWorker {
       for (const { entity, w } of ordered) {
         // other requests get a turn between slices of a large commit (`store/turns.ts`)
         if (++written % STATEMENTS_PER_TURN === 0) await nextTurn();
-        const state = JSON.stringify(w.state);
+        const state = JSON.stringify({ ...w.state, incarnation: w.incarnation } satisfies StoredDriftState);
         if (w.version === 0) {
           const res = await trx
             .insertInto('drift_states')
@@ -321,7 +332,8 @@ export class DriftWorker {
     if (events.length > 0) this.deps.onEvents();
   }
 
-  private async loadStates(subs: readonly SubscriptionRecord[], entity: string, axis: string): Promise<Map<string, StoredState>> {
+  /** The subscriptions' stored states of the axis; a state scored on another incarnation of the entity is none (`StoredDriftState`). */
+  private async loadStates(subs: readonly SubscriptionRecord[], entity: string, axis: string, incarnation: string): Promise<Map<string, StoredState>> {
     const rows = await this.deps.database.db
       .selectFrom('drift_states')
       .select(['subscription_id', 'state', 'version'])
@@ -329,7 +341,12 @@ export class DriftWorker {
       .where('entity', '=', entity)
       .where('axis', '=', axis)
       .execute();
-    return new Map(rows.map((r) => [r.subscription_id, { state: JSON.parse(r.state) as DriftState, version: Number(r.version) }]));
+    return new Map(
+      rows.map((r) => {
+        const { incarnation: of, ...state } = JSON.parse(r.state) as StoredDriftState;
+        return [r.subscription_id, { state: of === undefined || of === incarnation ? state : null, version: Number(r.version) }];
+      }),
+    );
   }
 }
 

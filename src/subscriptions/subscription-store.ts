@@ -165,6 +165,13 @@ export class SubscriptionStore {
    */
   async deleteOnEntity(trx: Queryable, accountId: string, entity: string): Promise<number> {
     const rows = await trx.selectFrom('subscriptions').select('id').where('account_id', '=', accountId).where('entity', '=', entity).execute();
+    // the entity's drift states under its ancestors' subscriptions too (found by QA: kept, they were
+    // scored on when the entity was made again; the drift worker also checks the incarnation)
+    await trx
+      .deleteFrom('drift_states')
+      .where('entity', '=', entity)
+      .where('subscription_id', 'in', (eb) => eb.selectFrom('subscriptions').select('id').where('account_id', '=', accountId))
+      .execute();
     return removeSubscriptions(trx, accountId, rows.map((r) => r.id));
   }
 

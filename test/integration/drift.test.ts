@@ -154,6 +154,36 @@ test('quiet while the forecast fits; detected within 3 observations of a level s
   assert.equal(await t.service.ctx.webhooks.outbox.size(), 0);
 });
 
+test("an entity deleted and made again under a parent's include_descendants subscription starts afresh: no state of the deleted one is scored on", async () => {
+  // found by QA: the parent's subscription kept the deleted child's drift state (keyed by
+  // subscription, entity name and axis), so the new entity's values up to the old one's last
+  // time were never scored, and later ones were scored with the old model and the old verdict:
+  // a drift.resolved naming the deleted entity's detection, then a false drift.detected
+  const old = values(HISTORY + 8, 12);
+  await entity('region:inc', []);
+  await entity('server:inc-1', ['cpu'], ['region:inc']);
+  await ingest('server:inc-1', old.slice(0, HISTORY).map((value, i) => ({ axis: 'cpu', i, value })));
+  await quiet();
+  const sub = await subscribe({ entity: 'region:inc', include_descendants: true });
+  for (let i = HISTORY; i < HISTORY + 8; i++) await ingest('server:inc-1', [{ axis: 'cpu', i, value: old[i] + 60 }]);
+  await quiet();
+  assert.deepEqual(events(sub.receiver).map((e) => e.type), ['drift.detected'], 'the old entity drifted and is still drifting');
+
+  assert.equal((await rest(t, key, { method: 'DELETE', path: '/v1/entities/server:inc-1' })).code, 'ok');
+  await entity('server:inc-1', ['cpu'], ['region:inc']);
+  // the new entity: a quiet series ten times larger, over the same hours and two days beyond
+  const fresh = values(HISTORY + 48, 11).map((v) => Math.round(v * 1000) / 100);
+  await ingest('server:inc-1', fresh.slice(0, HISTORY - 48).map((value, i) => ({ axis: 'cpu', i, value })));
+  for (let i = HISTORY - 48; i < HISTORY + 48; i++) await ingest('server:inc-1', [{ axis: 'cpu', i, value: fresh[i] }]);
+  await quiet();
+  assert.deepEqual(events(sub.receiver).map((e) => [e.type, e.data.time]).slice(1), [], 'nothing about the new entity, which is quiet');
+  const row = await t.service.ctx.database.db.selectFrom('drift_states').select('state').where('subscription_id', '=', sub.id).where('entity', '=', 'server:inc-1').executeTakeFirstOrThrow();
+  const state = JSON.parse(row.state);
+  assert.equal(state.detectedIndex, null);
+  assert.equal(state.lastIndex, Math.round((T0 + (HISTORY + 47) * HOUR) / HOUR), 'every value of the new entity scored');
+});
+
+
 test("a bounded axis's alerts report the forecast censored to its bounds (without bounds: an interval above 100 %)", async () => {
   // a utilisation whose daily peaks reach its bound of 100, which drops by 30 points at a peak hour
   const base = values(HISTORY + 48, 21).map((v) => Math.min(100, Math.round(0.95 * v * 100) / 100));
