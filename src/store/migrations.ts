@@ -398,6 +398,15 @@ export function migrations(dialect: DialectName): Record<string, Migration> {
         await db.schema.alterTable('axes').addColumn('upper_bound', real).execute();
       },
     },
+    '0015_subscription_start_revision': {
+      /**
+       * The account's data revision when a subscription was made (`SubscriptionRecord.startRevision`):
+       * its scoring starts after it. Null in subscriptions made before (scoring starts as it did).
+       */
+      async up(db: Kysely<any>) {
+        await db.schema.alterTable('subscriptions').addColumn('start_revision', bigint).execute();
+      },
+    },
   };
 }
 

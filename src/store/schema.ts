@@ -194,6 +194,8 @@ export interface SubscriptionsTable {
   previous_secret_expire_time: number | null;
   create_time: number;
   update_time: number;
+  /** The account's data revision when the subscription was made; null in those made before it was recorded. */
+  start_revision: number | null;
 }
 
 export interface DriftOutboxTable {

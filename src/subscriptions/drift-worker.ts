@@ -262,20 +262,27 @@ export class DriftWorker {
       const covering = subs.filter((s) => s.axes.length === 0 || s.axes.includes(axis.name));
       if (covering.length === 0) continue;
       const stored = await this.loadStates(covering, entity, axis.name, record!.incarnation);
-      const fresh = covering.some((s) => !stored.get(s.id)?.state);
-      const frontier = fresh ? ((await frontierBefore(this.deps.database, accountId, record!, axis.name, revision)) ?? -Infinity) : -Infinity;
+      // where a subscription without a state starts: after the newest observation before the first
+      // revision to score, which is the first after the subscription was made (`startRevision`:
+      // found by QA, values ingested right after it while the ingest before it was still in the
+      // outbox were all history) unless the rows begin later (a new entity's first ingest is history)
+      const startFrom = (s: SubscriptionRecord) => (s.startRevision === null ? revision : Math.max(revision, s.startRevision + 1));
+      const frontiers = new Map<number, number>();
+      for (const s of covering) {
+        const from = startFrom(s);
+        if (!stored.get(s.id)?.state && !frontiers.has(from)) frontiers.set(from, (await frontierBefore(this.deps.database, accountId, record!, axis.name, from)) ?? -Infinity);
+      }
+      const frontierOf = (s: SubscriptionRecord) => frontiers.get(startFrom(s)) ?? -Infinity;
       // with the axis's bounds: an alert's expected value and interval are censored to them
       const info = withBounds(seasonalInfo(record!), axis);
-      const oldest = Math.min(...covering.map((s) => stored.get(s.id)?.state?.lastIndex ?? frontier));
+      const oldest = Math.min(...covering.map((s) => stored.get(s.id)?.state?.lastIndex ?? frontierOf(s)));
       const from = Number.isFinite(oldest) ? oldest - driftHistoryLength(info) : undefined;
       const window = await this.series.window(accountId, record!, axis.name, from);
       if (window.values.length === 0) continue;
-      const items: DriftJobItem[] = covering.map((s) => ({
-        key: s.id,
-        state: stored.get(s.id)?.state ?? null,
-        frontier: Number.isFinite(frontier) ? frontier : window.firstIndex - 1,
-        level: s.level,
-      }));
+      const items: DriftJobItem[] = covering.map((s) => {
+        const frontier = frontierOf(s);
+        return { key: s.id, state: stored.get(s.id)?.state ?? null, frontier: Number.isFinite(frontier) ? frontier : window.firstIndex - 1, level: s.level };
+      });
       const results = await this.deps.scorer.scoreJob({ info, values: window.values, firstIndex: window.firstIndex, items }, accountId, this.stopping.signal);
       for (const r of results) {
         const sub = covering.find((s) => s.id === r.key)!;

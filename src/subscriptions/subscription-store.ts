@@ -31,6 +31,13 @@ export interface SubscriptionRecord {
   readonly previousSecretExpireTime: number | null;
   readonly createTime: number;
   readonly updateTime: number;
+  /**
+   * The account's data revision when the subscription was made (null: made before it was
+   * recorded): observations of later revisions are scored, earlier ones are history. Why: found by
+   * QA, values ingested just after a subscription, while the ingest before it still waited in the
+   * drift outbox, were all taken as history with it (a level shift never scored, no event).
+   */
+  readonly startRevision: number | null;
 }
 
 /** What a new subscription is made of. */
@@ -62,6 +69,7 @@ function toRecord(row: SubscriptionsTable): SubscriptionRecord {
     previousSecretExpireTime: row.previous_secret_expire_time === null ? null : Number(row.previous_secret_expire_time),
     createTime: Number(row.create_time),
     updateTime: Number(row.update_time),
+    startRevision: row.start_revision === null || row.start_revision === undefined ? null : Number(row.start_revision),
   };
 }
 
@@ -106,9 +114,15 @@ export class SubscriptionStore {
       previous_secret_expire_time: null,
       create_time: now,
       update_time: now,
+      start_revision: null,
     };
-    await q.insertInto('subscriptions').values(row).execute();
-    return toRecord(row);
+    // the account's revision as the insert reads it (`startRevision`)
+    const { start_revision } = await q
+      .insertInto('subscriptions')
+      .values({ ...row, start_revision: sql<number>`(SELECT data_revision FROM accounts WHERE id = ${accountId})` })
+      .returning('start_revision')
+      .executeTakeFirstOrThrow();
+    return toRecord({ ...row, start_revision });
   }
 
   /** One subscription of the account, or undefined. */

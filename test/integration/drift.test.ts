@@ -184,6 +184,29 @@ test("an entity deleted and made again under a parent's include_descendants subs
 });
 
 
+test('values ingested just after a subscription is made are scored, also while the ingest before it is still in the outbox (found by QA)', async () => {
+  // found by QA: a subscription without a state starts after the newest observation before the
+  // oldest outbox row at hand; the history's own row was among them, so the values ingested after
+  // the subscription were all taken as history too: a level shift of 40 never scored, no event
+  const y = values(HISTORY + 8, 13);
+  await entity('server:early', ['cpu']);
+  const { drift } = t.service.ctx.webhooks;
+  await entity('server:early-sink', ['cpu']);
+  await subscribe({ entity: 'server:early-sink' }); // the account has an active subscription: the history's ingest writes an outbox row
+  await drift.stop(); // nothing is scored until the shift is in (as when the worker is busy, or within its quarter of a second)
+  let sub: Awaited<ReturnType<typeof subscribe>>;
+  try {
+    await ingest('server:early', y.slice(0, HISTORY).map((value, i) => ({ axis: 'cpu', i, value })));
+    sub = await subscribe({ entity: 'server:early' });
+    for (let i = HISTORY; i < HISTORY + 8; i++) await ingest('server:early', [{ axis: 'cpu', i, value: y[i] + 40 }]);
+  } finally {
+    drift.start();
+  }
+  await quiet();
+  assert.deepEqual(events(sub.receiver).map((e) => e.type), ['drift.detected']);
+  assert.ok(Date.parse(events(sub.receiver)[0].data.time) >= Date.parse(iso(HISTORY)));
+});
+
 test("a bounded axis's alerts report the forecast censored to its bounds (without bounds: an interval above 100 %)", async () => {
   // a utilisation whose daily peaks reach its bound of 100, which drops by 30 points at a peak hour
   const base = values(HISTORY + 48, 21).map((v) => Math.min(100, Math.round(0.95 * v * 100) / 100));
