@@ -141,6 +141,25 @@ describe('scoring', () => {
     assert.ok(b.state.outliers!.includes(from + 20));
   });
 
+  test('a fat-fingered value followed by an ordinary miss stays out of the refits (found by QA: taken in as the start of a run, the next refits had 28 times the clean sigma and a later shift went undetected)', () => {
+    const base = series(24 * 45);
+    const from = 24 * 30;
+    const sigma = fitDriftModel({ values: base.slice(0, from), firstIndex: 0 }, info, from - 1)!.sigma;
+    const shiftAt = from + 240; // after two scheduled refits
+    // the observation after the typo misses by about 4 sigma: at level 0.95 one in 20 misses by chance
+    const clean = base.map((v, t) => (t === from + 21 ? v * (1 + 4 * sigma) : t >= shiftAt ? v + 60 : v));
+    const typo = clean.map((v, t) => (t === from + 20 ? 1e6 : v));
+    const a = feed(clean, from);
+    const b = feed(typo, from);
+    const marks = (r: typeof a) => r.transitions.map((t) => `${t.type} ${t.observation.index}`);
+    assert.ok(marks(a).some((m) => m === `drift.detected ${shiftAt + 1}` || m === `drift.detected ${shiftAt}`), `clean: ${marks(a)}`);
+    assert.deepEqual(marks(b), marks(a));
+    assert.ok(Math.abs(b.state.model!.sigma / a.state.model!.sigma - 1) < 0.1, `sigma ${b.state.model!.sigma} vs ${a.state.model!.sigma}`);
+    // a gross miss right after it still begins a run (a shift, an outage): taken back in, as before
+    const run = base.map((v, t) => (t >= from + 20 ? v + 1e4 : v));
+    assert.ok(!feed(run, from).state.outliers!.includes(from + 20));
+  });
+
   test('the first miss of a run is taken back in even when a refit falls on it (the scheduled one, or a detection): a shift is fitted whole', () => {
     const from = 24 * 30;
     // the shift begins on the 100th observation scored: the scheduled refit is made at it
