@@ -173,17 +173,27 @@ describe('data revisions are per account', () => {
     await createEntity(a, 'store:fine', 'PT1M');
     const rows: Row[] = [0, 1, 2].map((s) => ({ axis: 'demand', time: `2026-02-01T00:0${s}:00Z`, value: s }));
     await ingest('rest', 'store:fine', rows, a);
-    const times = async (query: string) => {
-      const o = await rest(t, a, { method: 'GET', path: `/v1/entities/store:fine/observations?${query}` });
-      assert.equal(o.code, 'ok', o.message);
-      return (o.data.observations as { time: string }[]).map((x) => x.time);
+    // the same bounds over both protocols (one parser below the pipeline)
+    const times = async (bounds: { start?: string; end?: string }) => {
+      const query = Object.entries(bounds).map(([k, v]) => `${k}=${encodeURIComponent(v)}`).join('&');
+      const answers = [
+        await rest(t, a, { method: 'GET', path: `/v1/entities/store:fine/observations?${query}` }),
+        await grpcCall(entities, entities.listObservations, a, { entity: 'store:fine', axis: '', start: bounds.start ?? '', end: bounds.end ?? '', asOfRevision: '0', pageSize: 0, cursor: '' }),
+      ].map((o) => {
+        assert.equal(o.code, 'ok', o.message);
+        return (o.data.observations as { time: string }[]).map((x) => x.time);
+      });
+      assert.deepEqual(answers[1], answers[0], 'gRPC as REST');
+      return answers[0];
     };
     // start is inclusive: a microsecond after minute 0 leaves it out; end is exclusive: a microsecond after minute 2 keeps it
-    assert.deepEqual(await times(`start=${encodeURIComponent('2026-02-01T00:00:00.000001+00:00')}`), ['2026-02-01T00:01:00Z', '2026-02-01T00:02:00Z']);
-    assert.deepEqual(await times(`end=${encodeURIComponent('2026-02-01T00:02:00.000001+00:00')}`), ['2026-02-01T00:00:00Z', '2026-02-01T00:01:00Z', '2026-02-01T00:02:00Z']);
-    assert.deepEqual(await times(`end=${encodeURIComponent('2026-02-01T00:02:00.000000+00:00')}`), ['2026-02-01T00:00:00Z', '2026-02-01T00:01:00Z']);
-    const fine = await ingest('rest', 'store:fine', [{ axis: 'demand', time: '2026-02-01T00:03:00.000001Z', value: 3 }], a);
-    assert.equal(fine.code, 'invalid_argument');
+    assert.deepEqual(await times({ start: '2026-02-01T00:00:00.000001+00:00' }), ['2026-02-01T00:01:00Z', '2026-02-01T00:02:00Z']);
+    assert.deepEqual(await times({ end: '2026-02-01T00:02:00.000001+00:00' }), ['2026-02-01T00:00:00Z', '2026-02-01T00:01:00Z', '2026-02-01T00:02:00Z']);
+    assert.deepEqual(await times({ end: '2026-02-01T00:02:00.000000+00:00' }), ['2026-02-01T00:00:00Z', '2026-02-01T00:01:00Z']);
+    for (const p of PROTOCOLS) {
+      const fine = await ingest(p, 'store:fine', [{ axis: 'demand', time: '2026-02-01T00:03:00.000001Z', value: 3 }], a);
+      assert.equal(fine.code, 'invalid_argument', p);
+    }
   });
 
   test('40 concurrent ingests of one account over both protocols get the revisions 1..40, each once', async () => {

@@ -38,6 +38,30 @@ const delivery = async (sub: string, deliveryId: string) => {
 const settled = () => t.service.ctx.webhooks.dispatcher.settled();
 const ofId = (list: readonly Received[], id: string) => list.filter((x) => x.headers['webhook-id'] === id);
 
+/**
+ * A receiver that answers a test event's first attempt with `status` and `retry-after`, then
+ * `afterwards()` (200 unless told); the next attempt asserted `gap` ms after the first, the clock
+ * moved there, and the second attempt awaited.
+ */
+async function retriedAfter(status: number, retryAfter: string, gap: number, afterwards: () => { status: number } = () => ({ status: 200 })) {
+  let first = true;
+  const { receiver, id } = await subscribed(() => {
+    if (!first) return afterwards();
+    first = false;
+    return { status, headers: { 'retry-after': retryAfter } };
+  });
+  const sent = await sendTest(id);
+  await receiver.waitFor((r) => ofId(r, sent.eventId).length >= 1);
+  await settled();
+  const d = await delivery(id, sent.deliveryId);
+  assert.equal(Date.parse(d.next_attempt_time) - Date.parse(d.attempts[0].time), gap);
+  clock.advance(gap);
+  t.service.ctx.webhooks.dispatcher.poke();
+  await receiver.waitFor((r) => ofId(r, sent.eventId).length >= 2);
+  await settled();
+  return { receiver, id, sent };
+}
+
 describe('signatures', () => {
   test('a test event arrives signed both ways; forged, stale and unsigned copies are refused', async () => {
     const { receiver, id, secret } = await subscribed();
@@ -157,49 +181,20 @@ describe('retries', () => {
   });
 
   test('a Retry-After of 0 on 503 waits the base interval all the same (the dispatcher applies nextRetryDelay: five retries within a second otherwise)', async () => {
-    let limited = true;
-    const { receiver, id } = await subscribed(() => {
-      if (!limited) return { status: 200 };
-      limited = false;
-      return { status: 503, headers: { 'retry-after': '0' } };
-    });
-    const first = await sendTest(id);
-    await receiver.waitFor((r) => ofId(r, first.eventId).length >= 1);
-    await settled();
-    const d = await delivery(id, first.deliveryId);
-    assert.equal(Date.parse(d.next_attempt_time) - Date.parse(d.attempts[0].time), BASE);
-    clock.advance(BASE);
-    t.service.ctx.webhooks.dispatcher.poke();
-    await receiver.waitFor((r) => ofId(r, first.eventId).length >= 2);
-    await settled();
-    assert.equal((await delivery(id, first.deliveryId)).state, 'succeeded');
+    const { id, sent } = await retriedAfter(503, '0', BASE);
+    assert.equal((await delivery(id, sent.deliveryId)).state, 'succeeded');
   });
 
   test('Retry-After on 429 sets the next attempt; 410 Gone pauses the subscription until resumed', async () => {
     let gone = false;
-    let limited = true;
-    const { receiver, id } = await subscribed(() => {
-      if (gone) return { status: 410 };
-      if (!limited) return { status: 200 };
-      limited = false;
-      return { status: 429, headers: { 'retry-after': '7' } };
-    });
-    const first = await sendTest(id);
-    await receiver.waitFor((r) => ofId(r, first.eventId).length >= 1);
-    await settled();
-    let d = await delivery(id, first.deliveryId);
-    assert.equal(Date.parse(d.next_attempt_time) - Date.parse(d.attempts[0].time), 7000);
-    clock.advance(7000);
-    t.service.ctx.webhooks.dispatcher.poke();
-    await receiver.waitFor((r) => ofId(r, first.eventId).length >= 2);
-    await settled();
+    const { receiver, id, sent: first } = await retriedAfter(429, '7', 7000, () => (gone ? { status: 410 } : { status: 200 }));
     assert.equal((await delivery(id, first.deliveryId)).state, 'succeeded');
 
     gone = true;
     const second = await sendTest(id);
     await receiver.waitFor((r) => ofId(r, second.eventId).length >= 1);
     await settled();
-    d = await delivery(id, second.deliveryId);
+    const d = await delivery(id, second.deliveryId);
     assert.equal(d.state, 'failed');
     assert.equal(d.attempts[0].status_code, 410);
     const sub = await rest(t, key, { method: 'GET', path: `/v1/subscriptions/${id}` });
